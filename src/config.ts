@@ -1,0 +1,81 @@
+import { z } from 'zod';
+
+/** The whole environment, validated once at boot (DESIGN §14). README's table mirrors this file. */
+
+const bool = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1');
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const ApiKeysSchema = z
+  .string()
+  .transform((raw, ctx) => {
+    const keys: Array<{ tenantId: string; key: string }> = [];
+    for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+      const at = part.indexOf(':');
+      const tenantId = part.slice(0, at);
+      const key = part.slice(at + 1);
+      if (at <= 0 || key.length < 16 || !/^[A-Za-z0-9_-]{1,64}$/.test(tenantId)) {
+        ctx.addIssue({ code: 'custom', message: 'API_KEYS must be "tenant:key,…" with keys of 16+ characters' });
+        return z.NEVER;
+      }
+      keys.push({ tenantId, key });
+    }
+    return keys;
+  });
+
+const JsonRecord = z.string().transform((raw, ctx) => {
+  try {
+    const value: unknown = JSON.parse(raw);
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {}
+  ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
+  return z.NEVER;
+});
+
+export const ConfigSchema = z.object({
+  PORT: int(0, 65535).default(3000),
+  HOST: z.string().min(1).optional(),
+  DATABASE_PATH: z.string().min(1).default('./data/baton.db'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_MODEL_DATA: bool.default(false),
+  API_KEYS: ApiKeysSchema.default([]),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: z.url().optional(),
+  OPENAI_BASE_URL: z.url().optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  DEFAULT_MODEL: z.string().min(1).default('sonnet'),
+  MODEL_TIERS: JsonRecord.optional(),
+  MODEL_PRICES: JsonRecord.optional(),
+  CONCURRENCY: int(1, 1024).default(16),
+  MAX_RUNNING_WORKFLOWS: int(1, 100_000).default(1000),
+  RETRY_MAX_ATTEMPTS: int(1, 10).default(4),
+  RETRY_BASE_DELAY_MS: int(0, 60_000).default(1000),
+  DB_SYNCHRONOUS: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
+  SHUTDOWN_GRACE_MS: int(0, 600_000).default(10_000),
+  SSE_KEEPALIVE_MS: int(100, 600_000).default(15_000),
+  BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
+  REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(30_000),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = ConfigSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  return parsed.data;
+}
+
+/** Without API keys the service is single-tenant and only listens on loopback (DESIGN §13). */
+export const DEV_TENANT = 'default';
+export function isDevMode(config: Config): boolean {
+  return config.API_KEYS.length === 0;
+}
+export function listenHost(config: Config): string {
+  if (isDevMode(config)) return '127.0.0.1';
+  return config.HOST ?? '0.0.0.0';
+}

@@ -1,0 +1,172 @@
+import { z } from 'zod';
+import { SimulateSchema } from './llm.js';
+
+/**
+ * Workflow definitions (DESIGN §3). Every object is strict: an unknown field is a 400, never
+ * silently dropped. Cross-field rules (unique names, template references, limits) live in
+ * `definition-rules.ts`; this file is the shape.
+ */
+
+export const MAX_STRING = 100_000;
+
+/** Letters, digits, space, `_` and `-`: no control characters, tags, `..` or path characters. */
+export const NameSchema = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9_-](?:[A-Za-z0-9 _-]*[A-Za-z0-9_-])?$/, {
+    message: 'must be 1-100 letters, digits, spaces, "_" or "-", not starting or ending with a space',
+  });
+
+/** `provider/model` (for example `sim/sonnet`, `anthropic/claude-sonnet-4-5`) or a tier name. */
+export const ModelSpecSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^(?:haiku|sonnet|opus|[a-z][a-z0-9-]*\/[A-Za-z0-9._:/-]+)$/, {
+    message: 'must be "<provider>/<model>" (sim, anthropic, openai) or a tier: haiku, sonnet, opus',
+  });
+
+const TemperatureSchema = z.number().min(0).max(2);
+const MaxTokensSchema = z.int().min(1).max(64_000);
+const StopSchema = z.array(z.string().min(1).max(200)).max(8);
+
+export const AgentConfigSchema = z.strictObject({
+  model: ModelSpecSchema.optional().describe('Defaults to DEFAULT_MODEL.'),
+  system: z.string().max(MAX_STRING).optional(),
+  tools: z.array(z.string().min(1).max(64)).max(32).optional(),
+  maxTokens: MaxTokensSchema.optional(),
+  temperature: TemperatureSchema.optional(),
+  stop: StopSchema.optional(),
+  simulate: SimulateSchema.optional().describe('Script for the simulated provider (sim/*) only.'),
+});
+export type AgentConfig = z.infer<typeof AgentConfigSchema>;
+
+export const PromptOverridesSchema = z.strictObject({
+  model: ModelSpecSchema.optional(),
+  temperature: TemperatureSchema.optional(),
+  maxTokens: MaxTokensSchema.optional(),
+  stop: StopSchema.optional(),
+});
+
+export const JsonSchemaObject = z.record(z.string(), z.unknown());
+
+export const PromptNodeSchema = z.strictObject({
+  type: z.literal('prompt'),
+  name: NameSchema,
+  agent: NameSchema,
+  user: z.string().min(1).max(MAX_STRING),
+  data: z.record(z.string().min(1).max(100), z.unknown()).optional(),
+  responseFormat: JsonSchemaObject.optional().describe('JSON Schema the answer must satisfy (validated with ajv).'),
+  overrides: PromptOverridesSchema.optional(),
+  maxTurns: z.int().min(1).max(50).optional().describe('Tool-loop turns; default 10.'),
+  timeoutMs: z.int().min(1).max(3_600_000).optional().describe('Per-attempt deadline; default 120000.'),
+  optional: z.boolean().optional().describe('A failure of this node does not fail its parent.'),
+});
+export type PromptNode = z.infer<typeof PromptNodeSchema>;
+
+export interface SequenceNode {
+  type: 'sequence';
+  name: string;
+  steps: WorkflowNode[];
+  optional?: boolean | undefined;
+}
+export interface ParallelNode {
+  type: 'parallel';
+  name: string;
+  steps: WorkflowNode[];
+  optional?: boolean | undefined;
+}
+export interface ChildWorkflowNode {
+  type: 'workflow';
+  name: string;
+  definition: ChildDefinition;
+  optional?: boolean | undefined;
+}
+export type WorkflowNode = PromptNode | SequenceNode | ParallelNode | ChildWorkflowNode;
+export type NodeType = WorkflowNode['type'];
+export const NODE_TYPES = ['prompt', 'sequence', 'parallel', 'workflow'] as const;
+
+export const LimitsSchema = z.strictObject({
+  maxDepth: z.int().min(0).max(8).optional().describe('Nesting depth of child workflows; default 3.'),
+  maxChildren: z.int().min(0).max(100).optional().describe('Child workflows per workflow; default 10.'),
+  maxDescendants: z.int().min(0).max(500).optional().describe('Child workflows under the root; default 50.'),
+  maxLlmCalls: z.int().min(1).max(10_000).optional().describe('Provider calls per workflow; default 200.'),
+});
+
+export const OptionsSchema = z.strictObject({
+  timeoutMs: z.int().min(1).max(86_400_000).optional().describe('Whole-workflow deadline; default 600000.'),
+  limits: LimitsSchema.optional(),
+});
+
+export const AgentsSchema = z.record(NameSchema, AgentConfigSchema);
+
+export interface ChildDefinition {
+  name: string;
+  input?: unknown;
+  agents?: Record<string, AgentConfig> | undefined;
+  root: WorkflowNode;
+  options?: z.infer<typeof OptionsSchema> | undefined;
+}
+
+const steps = () => z.array(NodeSchema).min(1).max(200);
+
+export const SequenceNodeSchema: z.ZodType<SequenceNode> = z.strictObject({
+  type: z.literal('sequence'),
+  name: NameSchema,
+  steps: z.lazy(steps),
+  optional: z.boolean().optional(),
+});
+
+export const ParallelNodeSchema: z.ZodType<ParallelNode> = z.strictObject({
+  type: z.literal('parallel'),
+  name: NameSchema,
+  steps: z.lazy(steps),
+  optional: z.boolean().optional(),
+});
+
+export const ChildDefinitionSchema: z.ZodType<ChildDefinition> = z.strictObject({
+  name: NameSchema,
+  input: z.unknown().optional().describe('Templates here are rendered against the parent run.'),
+  agents: AgentsSchema.optional().describe('Merged over the parent workflow agents.'),
+  root: z.lazy(() => NodeSchema),
+  options: OptionsSchema.optional(),
+});
+
+export const ChildWorkflowNodeSchema: z.ZodType<ChildWorkflowNode> = z.strictObject({
+  type: z.literal('workflow'),
+  name: NameSchema,
+  definition: ChildDefinitionSchema,
+  optional: z.boolean().optional(),
+});
+
+export const NodeSchema: z.ZodType<WorkflowNode> = z.lazy(() =>
+  z.discriminatedUnion('type', [
+    PromptNodeSchema,
+    SequenceNodeSchema as never,
+    ParallelNodeSchema as never,
+    ChildWorkflowNodeSchema as never,
+  ]),
+);
+
+export const WorkflowDefinitionSchema = z.strictObject({
+  name: NameSchema,
+  input: z.unknown().optional().describe('Any JSON, at most 512 KiB; referenced as {{input.<path>}}.'),
+  agents: AgentsSchema.default({}),
+  root: NodeSchema,
+  options: OptionsSchema.optional(),
+  correlationId: z.string().min(1).max(200).optional().describe('Group id for traces and metrics.'),
+});
+export type WorkflowDefinition = z.infer<typeof WorkflowDefinitionSchema>;
+
+/** Defaults applied where a definition is silent (DESIGN §3–4, §10). */
+export const DEFAULTS = {
+  maxTurns: 10,
+  nodeTimeoutMs: 120_000,
+  workflowTimeoutMs: 600_000,
+  maxTokens: 1024,
+  limits: { maxDepth: 3, maxChildren: 10, maxDescendants: 50, maxLlmCalls: 200 },
+  maxNodes: 200,
+  maxNesting: 8,
+  maxInputBytes: 512 * 1024,
+} as const;

@@ -1,0 +1,125 @@
+import type { WorkflowEvent } from './events.js';
+import type { LlmRequest, LlmResponse, TokenUsage } from './llm.js';
+import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from './records.js';
+import type { Status } from './status.js';
+
+/**
+ * The ports: what the engine and the API need from the outside world. Adapters implement them;
+ * only deps.ts chooses which. All storage ports are async so a PostgreSQL adapter fits later
+ * (DESIGN §1, §16).
+ */
+
+export interface Clock {
+  /** Epoch milliseconds. */
+  now(): number;
+  /** Resolves after `ms`, or rejects with `signal.reason` when the signal aborts first. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export interface LlmProvider {
+  complete(request: LlmRequest, options: { signal: AbortSignal }): Promise<LlmResponse>;
+}
+
+export type ModelTier = 'haiku' | 'sonnet' | 'opus' | 'other';
+
+/** A model spec (`sim/sonnet`, `anthropic/claude-…`, or a tier) resolved to a provider. */
+export interface ResolvedModel {
+  /** `provider/model`, as recorded in events and metrics. */
+  id: string;
+  provider: string;
+  /** The provider's own id, sent in the request. */
+  providerModel: string;
+  tier: ModelTier;
+  simulated: boolean;
+  client: LlmProvider;
+}
+
+export interface ModelCatalog {
+  /** Throws AppError UNKNOWN_MODEL / PROVIDER_NOT_CONFIGURED. */
+  resolve(spec: string): ResolvedModel;
+  costUsd(modelId: string, usage: TokenUsage): number;
+  readonly defaultModel: string;
+}
+
+/** A new workflow with all its node rows, written in one transaction. */
+export interface NewWorkflow {
+  workflow: WorkflowRecord;
+  nodes: NodeRecord[];
+}
+
+/** Everything one engine step changes, committed atomically (DESIGN §4 durability). */
+export interface ChangeSet {
+  newWorkflows?: NewWorkflow[];
+  workflows?: WorkflowPatch[];
+  nodes?: NodePatch[];
+  events?: WorkflowEvent[];
+}
+
+export interface WorkflowFilter {
+  status?: Status;
+  name?: string;
+  correlationId?: string;
+  parentWorkflowId?: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export type CreateResult =
+  | { kind: 'created'; workflow: WorkflowRecord }
+  | { kind: 'replayed'; workflow: WorkflowRecord }
+  | { kind: 'conflict'; workflowId: string };
+
+export interface IdempotencyClaim {
+  key: string;
+  bodyHash: string;
+  /** Keys older than this (epoch ms) are treated as absent. */
+  notBefore: number;
+}
+
+export interface WorkflowStore {
+  /** Inserts the workflow, its nodes and (when given) the idempotency key in one transaction. */
+  create(workflow: NewWorkflow, idempotency?: IdempotencyClaim): Promise<CreateResult>;
+  commit(changes: ChangeSet): Promise<void>;
+  /** Tenant-scoped: another tenant's workflow is `undefined`. */
+  get(tenantId: string, id: string): Promise<WorkflowRecord | undefined>;
+  /** Unscoped, for the engine. */
+  getById(id: string): Promise<WorkflowRecord | undefined>;
+  list(tenantId: string, filter: WorkflowFilter, cursor: string | null, limit: number): Promise<Page<WorkflowRecord>>;
+  nodes(workflowId: string): Promise<NodeRecord[]>;
+  /** Events with `seq > after`, in order. */
+  events(workflowId: string, after: number, limit: number): Promise<WorkflowEvent[]>;
+  lastSeq(workflowId: string): Promise<number>;
+  /** The workflow and every descendant workflow, flagged cancel-requested; returns their ids. */
+  requestCancel(id: string): Promise<string[]>;
+  /** Root workflows (no parent) that are not terminal: the work to resume at start. */
+  resumable(): Promise<string[]>;
+  /** Every child workflow created under one node of a parent (newest last). */
+  children(parentWorkflowId: string): Promise<WorkflowRecord[]>;
+}
+
+export interface ApiKeyStore {
+  /** Replaces the configured keys (hashes only) at boot. */
+  sync(keys: Array<{ tenantId: string; keyHash: string }>): Promise<void>;
+  all(): Promise<Array<{ tenantId: string; keyHash: string }>>;
+}
+
+export type EventListener = (event: WorkflowEvent) => void;
+
+/** Fan-out of committed events to live subscribers (SSE). */
+export interface EventBus {
+  publish(events: readonly WorkflowEvent[]): void;
+  subscribe(workflowId: string, listener: EventListener): () => void;
+}
+
+/** Where submitted workflows wait for the executor (DESIGN §16: a job queue when scaled out). */
+export interface WorkQueue {
+  enqueue(workflowId: string): void;
+  /** Starts delivering work; `handler` runs once per enqueued id. */
+  start(handler: (workflowId: string) => Promise<void>): void;
+  /** Stops delivering new work; resolves when no handler is running any more. */
+  stop(): Promise<void>;
+  readonly depth: number;
+}

@@ -1,0 +1,51 @@
+import type { WorkflowDefinition, NodeType } from './definition.js';
+import type { ErrorInfo } from './errors.js';
+import type { Status } from './status.js';
+
+/** What the store holds about one workflow run. Times are epoch milliseconds. */
+export interface WorkflowRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  status: Status;
+  correlationId: string | null;
+  parentWorkflowId: string | null;
+  parentNodeId: string | null;
+  rootWorkflowId: string;
+  /** Nesting depth among child workflows: 0 for a root. */
+  depth: number;
+  traceId: string;
+  definition: WorkflowDefinition;
+  output: unknown;
+  error: ErrorInfo | null;
+  cancelRequested: boolean;
+  createdAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+}
+
+export interface NodeRecord {
+  id: string;
+  workflowId: string;
+  parentId: string | null;
+  name: string;
+  type: NodeType;
+  /** Index among siblings. */
+  position: number;
+  depth: number;
+  status: Status;
+  attempts: number;
+  output: unknown;
+  error: ErrorInfo | null;
+  childWorkflowId: string | null;
+  startedAt: number | null;
+  endedAt: number | null;
+}
+
+/** A field set to `undefined` is left as it is. */
+export type WorkflowPatch = { id: string } & Partial<
+  Pick<WorkflowRecord, 'status' | 'output' | 'error' | 'startedAt' | 'endedAt' | 'cancelRequested'>
+>;
+export type NodePatch = { id: string } & Partial<
+  Pick<NodeRecord, 'status' | 'attempts' | 'output' | 'error' | 'startedAt' | 'endedAt' | 'childWorkflowId'>
+>;
