@@ -1,7 +1,21 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import type { Executor } from './engine/executor.js';
-import type { ApiKeyStore, Clock, EventBus, ModelCatalog, WorkQueue, WorkflowStore } from './domain/ports.js';
+import { hashApiKey } from './domain/api-key.js';
+import type { ApiKeyStore, Clock, EventBus, LlmProvider, ModelCatalog, WorkQueue, WorkflowStore } from './domain/ports.js';
+import { type Executor, createExecutor } from './engine/executor.js';
+import { systemClock } from './inproc/clock.js';
+import { createInProcessEventBus } from './inproc/event-bus.js';
+import { createInProcessWorkQueue } from './inproc/work-queue.js';
+import { createAnthropicProvider } from './llm/anthropic.js';
+import { createModelCatalog } from './llm/models.js';
+import { createOpenAiProvider } from './llm/openai.js';
+import { createSimulatedProvider } from './llm/simulated.js';
+import { createLogger } from './logging/logger.js';
+import { createSqliteApiKeyStore } from './store/api-keys.repo.js';
+import { openDatabase } from './store/db.js';
+import { createGroupCommitter } from './store/group-commit.js';
+import { createSqliteWorkflowStore } from './store/workflows.repo.js';
+import { createToolRegistry } from './tools/registry.js';
 
 /** The one object that holds every collaborator; built by createDeps (below), passed to buildApp. */
 export interface Deps {
@@ -18,4 +32,86 @@ export interface Deps {
   lifecycle: { shuttingDown: boolean };
   /** Closes the database and every other resource; idempotent. */
   close(): Promise<void>;
+}
+
+export interface DepsOverrides {
+  logger?: Logger;
+  clock?: Clock;
+  /** Extra or replacement providers by prefix (tests point `anthropic` at a fake server this way too). */
+  providers?: Record<string, LlmProvider>;
+}
+
+/** Builds every collaborator from the config. The only place (with main.ts) that names concrete classes. */
+export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
+  const logger = overrides.logger ?? createLogger({ level: config.LOG_LEVEL });
+  const clock = overrides.clock ?? systemClock;
+  const db = openDatabase(config.DATABASE_PATH, { synchronous: config.DB_SYNCHRONOUS });
+  const committer = createGroupCommitter(db);
+  const store = createSqliteWorkflowStore(db, committer);
+  const apiKeys = createSqliteApiKeyStore(db, committer);
+  await apiKeys.sync(config.API_KEYS.map(({ tenantId, key }) => ({ tenantId, keyHash: hashApiKey(key) })));
+
+  const engineLog = logger.child({ module: 'engine' });
+  const onError = (err: unknown, context: Record<string, unknown>) => engineLog.error({ err, ...context }, 'unexpected error');
+  const events = createInProcessEventBus();
+  const queue = createInProcessWorkQueue({
+    concurrency: config.MAX_RUNNING_WORKFLOWS,
+    onError: (err, workflowId) => onError(err, { workflowId }),
+  });
+
+  const providers: Record<string, LlmProvider> = { sim: createSimulatedProvider({ clock }) };
+  if (config.ANTHROPIC_API_KEY) {
+    providers.anthropic = createAnthropicProvider({
+      apiKey: config.ANTHROPIC_API_KEY,
+      ...(config.ANTHROPIC_BASE_URL ? { baseURL: config.ANTHROPIC_BASE_URL } : {}),
+    });
+  }
+  if (config.OPENAI_BASE_URL) {
+    providers.openai = createOpenAiProvider({
+      baseURL: config.OPENAI_BASE_URL,
+      ...(config.OPENAI_API_KEY ? { apiKey: config.OPENAI_API_KEY } : {}),
+    });
+  }
+  Object.assign(providers, overrides.providers);
+  const models = createModelCatalog({
+    providers,
+    defaultModel: config.DEFAULT_MODEL,
+    hasAnthropicKey: config.ANTHROPIC_API_KEY !== undefined,
+    ...(config.MODEL_TIERS ? { tiers: config.MODEL_TIERS } : {}),
+    ...(config.MODEL_PRICES ? { prices: config.MODEL_PRICES } : {}),
+  });
+
+  const executor = createExecutor({
+    store,
+    bus: events,
+    queue,
+    models,
+    clock,
+    tools: createToolRegistry(),
+    concurrency: config.CONCURRENCY,
+    retry: { maxAttempts: config.RETRY_MAX_ATTEMPTS, baseDelayMs: config.RETRY_BASE_DELAY_MS, maxDelayMs: 30_000 },
+    onError,
+  });
+
+  let closed: Promise<void> | undefined;
+  return {
+    config,
+    logger,
+    clock,
+    store,
+    apiKeys,
+    events,
+    queue,
+    models,
+    executor,
+    lifecycle: { shuttingDown: false },
+    close() {
+      closed ??= (async () => {
+        await executor.shutdown(0);
+        committer.flushNow();
+        db.close();
+      })();
+      return closed;
+    },
+  };
 }

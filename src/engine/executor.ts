@@ -1,6 +1,14 @@
 import type { WorkflowDefinition } from '../domain/definition.js';
-import type { CreateResult } from '../domain/ports.js';
+import type { Clock, CreateResult, EventBus, ModelCatalog, WorkQueue, WorkflowStore } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
+import { isTerminal } from '../domain/status.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import { checkDefinition } from './definition-rules.js';
+import { planWorkflow } from './plan.js';
+import { Run } from './run.js';
+import { createSemaphore } from './semaphore.js';
+import { type EngineServices, cancelledError, isShutdown, shuttingDownError } from './services.js';
+import type { RetryPolicy } from './transport-retry.js';
 
 /** What the API layer asks of the engine. */
 export interface Executor {
@@ -20,3 +28,122 @@ export interface Executor {
   /** Workflows currently executing in this process. */
   readonly running: number;
 }
+
+export interface ExecutorOptions {
+  store: WorkflowStore;
+  bus: EventBus;
+  queue: WorkQueue;
+  models: ModelCatalog;
+  clock: Clock;
+  tools: ToolRegistry;
+  /** Global limit of concurrent model calls (CONCURRENCY). */
+  concurrency: number;
+  retry: RetryPolicy;
+  onError: (err: unknown, context: Record<string, unknown>) => void;
+}
+
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+export function createExecutor(options: ExecutorOptions): Executor {
+  const { store, queue, clock } = options;
+  const active = new Map<string, Run>();
+  /** Ids picked from the queue whose run may not be registered yet. */
+  const claimed = new Set<string>();
+  const cancelRequested = new Set<string>();
+  let stopping = false;
+
+  const services: EngineServices = {
+    store,
+    bus: options.bus,
+    models: options.models,
+    clock,
+    tools: options.tools,
+    llmSlots: createSemaphore(options.concurrency),
+    retry: options.retry,
+    isStopping: () => stopping,
+    runChild: (child, parentSignal) => execute(child, parentSignal),
+    onError: options.onError,
+  };
+
+  async function execute(workflow: WorkflowRecord, parentSignal?: AbortSignal): Promise<WorkflowRecord> {
+    if (isTerminal(workflow.status)) return workflow;
+    const [nodes, lastSeq] = await Promise.all([store.nodes(workflow.id), store.lastSeq(workflow.id)]);
+    const run = new Run(workflow, nodes, lastSeq, services);
+    active.set(workflow.id, run);
+    try {
+      await run.execute(parentSignal, cancelRequested.has(workflow.id));
+    } finally {
+      active.delete(workflow.id);
+      if (isTerminal(run.workflow.status)) cancelRequested.delete(workflow.id);
+    }
+    return run.workflow;
+  }
+
+  async function runQueued(workflowId: string): Promise<void> {
+    claimed.add(workflowId);
+    try {
+      const workflow = await store.getById(workflowId);
+      if (workflow && !isTerminal(workflow.status)) await execute(workflow);
+    } catch (err) {
+      if (!isShutdown(err)) options.onError(err, { workflowId });
+    } finally {
+      claimed.delete(workflowId);
+    }
+  }
+
+  return {
+    get running() {
+      return active.size;
+    },
+
+    async submit(tenantId, definition, idempotency) {
+      if (stopping) throw shuttingDownError();
+      checkDefinition(definition, {
+        models: options.models,
+        toolNames: new Set(options.tools.names()),
+        defaultModel: options.models.defaultModel,
+      });
+      const now = clock.now();
+      const planned = planWorkflow(definition, { tenantId, now });
+      const claim = idempotency && { ...idempotency, notBefore: now - IDEMPOTENCY_TTL_MS };
+      const result = await store.create(planned, claim);
+      if (result.kind === 'created') queue.enqueue(result.workflow.id);
+      return result;
+    },
+
+    async cancel(tenantId, workflowId) {
+      const workflow = await store.get(tenantId, workflowId);
+      if (!workflow || isTerminal(workflow.status)) return workflow;
+      const ids = await store.requestCancel(workflowId);
+      for (const id of ids) {
+        cancelRequested.add(id);
+        active.get(id)?.abort(cancelledError());
+      }
+      // Not picked up yet: settle it now rather than leave a cancelled workflow waiting in the queue.
+      if (!active.has(workflowId) && !claimed.has(workflowId) && workflow.parentWorkflowId === null) {
+        await execute({ ...workflow, cancelRequested: true });
+      }
+      return store.get(tenantId, workflowId);
+    },
+
+    async start() {
+      stopping = false;
+      queue.start(runQueued);
+      for (const id of await store.resumable()) queue.enqueue(id);
+    },
+
+    async shutdown(graceMs) {
+      stopping = true;
+      const drained = queue.stop();
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      });
+      await Promise.race([drained, grace]);
+      clearTimeout(timer);
+      for (const run of active.values()) run.abort(shuttingDownError());
+      await drained;
+    },
+  };
+}
+

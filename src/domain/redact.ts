@@ -1,0 +1,120 @@
+/**
+ * Secret redaction (DESIGN §13), pure. Applied to persisted events and spans, tool outputs, errors
+ * and logs. Most values hold no secret, so both functions first run one cheap precompiled test
+ * and return their input untouched (same string, same object) when it finds nothing suspicious.
+ */
+
+export const REDACTED = '[REDACTED]';
+
+/** Every pattern below contains one of these; text without any of them is returned as is. */
+const MAYBE_SECRET = /sk-|bearer|passw|secret|token|api[_-]?key|authorization|credential|cookie/i;
+
+/** `sk-ant-api03-…` (Anthropic) and `sk-…` / `sk-proj-…` (OpenAI-style) keys. */
+const PROVIDER_KEY = /\bsk-[A-Za-z0-9_-]{16,}/g;
+
+/** `Bearer <token>`; the scheme word is kept so the text still reads naturally. */
+const BEARER_TOKEN = /\b(bearer\s+)([A-Za-z0-9._~+/-]+=*)/gi;
+
+/** `"name": "value"` in JSON text. */
+const JSON_STRING_FIELD = /"([^"\\]{1,80})"(\s*:\s*)"(?:[^"\\]|\\.)*"/g;
+
+/** `\"name\": \"value\"`: JSON encoded inside a JSON string (a tool output stored as text). */
+const ESCAPED_JSON_STRING_FIELD = /\\"([^"\\]{1,80})\\"(\s*:\s*)\\"(?:[^"\\]|\\\\|\\[^"\\])*\\"/g;
+
+/** `name=value` as in query strings, env dumps and CLI flags. No backslash in the value: inside a
+ * JSON log line it would cut an escape sequence in half. */
+const ASSIGNMENT = /\b([A-Za-z0-9_-]{1,80})=([^\s&"',;\\]+)/g;
+
+const SECRET_KEY_HINT = /passw|secret|api[^a-z0-9]*key|authorization|credential|cookie|private[^a-z0-9]*key|token/i;
+
+/**
+ * Key names that hold secrets: anything mentioning a password, secret, api key, credential, cookie
+ * or authorization, or ending in "token" (`accessToken`, `refresh_token`). Ending, not containing:
+ * `maxTokens` / `inputTokens` are usage counts, not secrets.
+ */
+export function isSecretKey(key: string): boolean {
+  // Cheap first test: walking big payloads calls this for every key.
+  if (!SECRET_KEY_HINT.test(key)) return false;
+  const normalized = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+  return (
+    /passw|secret|apikey|authorization|credential|cookie|privatekey/.test(normalized) ||
+    normalized.endsWith('token')
+  );
+}
+
+export function redactSecrets(text: string): string {
+  if (!MAYBE_SECRET.test(text)) return text;
+  return text
+    .replace(PROVIDER_KEY, REDACTED)
+    .replace(BEARER_TOKEN, (match, scheme: string, token: string) =>
+      looksLikeToken(token) ? `${scheme}${REDACTED}` : match,
+    )
+    .replace(JSON_STRING_FIELD, (match, key: string, separator: string) =>
+      isSecretKey(key) ? `"${key}"${separator}"${REDACTED}"` : match,
+    )
+    .replace(ESCAPED_JSON_STRING_FIELD, (match, key: string, separator: string) =>
+      isSecretKey(key) ? `\\"${key}\\"${separator}\\"${REDACTED}\\"` : match,
+    )
+    .replace(ASSIGNMENT, (match, key: string) => (isSecretKey(key) ? `${key}=${REDACTED}` : match));
+}
+
+/** "Bearer of bad news" is prose; a token is long or carries digits/punctuation. */
+function looksLikeToken(candidate: string): boolean {
+  return candidate.length >= 20 || /[0-9._~+/=-]/.test(candidate);
+}
+
+/** Deeper than this, a value is replaced rather than walked (recursion must not blow the stack). */
+const MAX_DEPTH = 200;
+
+/**
+ * Deep copy-on-write redaction of JSON-like data: values under secret-named keys become
+ * `[REDACTED]`, strings go through `redactSecrets`, cycles become `[Circular]`. The input is never
+ * mutated; parts without secrets are shared with it, and a value with no secret at all is
+ * returned as the same reference. Only arrays and plain objects are walked; other objects (Date,
+ * Buffer, Map…) pass through unchanged.
+ */
+export function redactValue(value: unknown): unknown {
+  return walk(value, new Set<object>(), 0);
+}
+
+function walk(value: unknown, ancestors: Set<object>, depth: number): unknown {
+  if (typeof value === 'string') return redactSecrets(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (ancestors.has(value)) return '[Circular]';
+  if (depth >= MAX_DEPTH) return '[Truncated]';
+
+  if (Array.isArray(value)) {
+    ancestors.add(value);
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i += 1) {
+      const item: unknown = value[i];
+      const redacted = walk(item, ancestors, depth + 1);
+      if (redacted !== item) {
+        copy ??= value.slice();
+        copy[i] = redacted;
+      }
+    }
+    ancestors.delete(value);
+    return copy ?? value;
+  }
+
+  if (!isPlainObject(value)) return value;
+  ancestors.add(value);
+  let copy: Record<string, unknown> | undefined;
+  for (const key of Object.keys(value)) {
+    const field = value[key];
+    const redacted =
+      isSecretKey(key) && field !== null && field !== undefined ? REDACTED : walk(field, ancestors, depth + 1);
+    if (redacted !== field) {
+      copy ??= { ...value };
+      copy[key] = redacted;
+    }
+  }
+  ancestors.delete(value);
+  return copy ?? value;
+}
+
+function isPlainObject(value: object): value is Record<string, unknown> {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}

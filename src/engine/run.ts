@@ -1,0 +1,225 @@
+import { DEFAULTS, type AgentConfig, type WorkflowDefinition, type WorkflowNode } from '../domain/definition.js';
+import { AppError, type ErrorInfo, toErrorInfo } from '../domain/errors.js';
+import type { EventType, WorkflowEvent } from '../domain/events.js';
+import type { ChangeSet, NewWorkflow } from '../domain/ports.js';
+import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
+import type { Status } from '../domain/status.js';
+import { runChildWorkflowNode } from './child-runner.js';
+import { withDeadline } from './deadline.js';
+import { runPromptNode } from './prompt-runner.js';
+import { type EngineServices, cancelledError, isCancellation, isShutdown, shuttingDownError } from './services.js';
+import { MISSING, type TemplateScope } from './templates.js';
+
+/**
+ * One execution of one workflow: walks its tree, keeps the node records in memory, and commits each
+ * node's result with its events in one transaction before moving on (DESIGN §4). Completed nodes
+ * replay their stored output without calling a model, which is what makes restarts resumable.
+ */
+export class Run {
+  readonly nodesByName = new Map<string, NodeRecord>();
+  readonly nodesById = new Map<string, NodeRecord>();
+  readonly definition: WorkflowDefinition;
+  readonly agents: Record<string, AgentConfig>;
+  readonly templateScope: TemplateScope;
+  llmCalls = 0;
+  private readonly controller = new AbortController();
+  private pending: Required<ChangeSet> = emptyChanges();
+  private readonly reported = new WeakSet<object>();
+
+  constructor(
+    readonly workflow: WorkflowRecord,
+    nodes: readonly NodeRecord[],
+    private seq: number,
+    readonly services: EngineServices,
+  ) {
+    for (const node of nodes) {
+      this.nodesByName.set(node.name, node);
+      this.nodesById.set(node.id, node);
+    }
+    this.definition = workflow.definition;
+    this.agents = workflow.definition.agents;
+    this.templateScope = {
+      input: workflow.definition.input,
+      stepOutput: (name) => {
+        const node = this.nodesByName.get(name);
+        return node?.status === 'completed' ? node.output : MISSING;
+      },
+    };
+  }
+
+  get llmCallLimit(): number {
+    return this.definition.options?.limits?.maxLlmCalls ?? DEFAULTS.limits.maxLlmCalls;
+  }
+
+  abort(reason: AppError): void {
+    this.controller.abort(reason);
+  }
+
+  /** Runs to a terminal state; rethrows only SHUTTING_DOWN (the workflow then resumes at next start). */
+  async execute(parentSignal: AbortSignal | undefined, cancelRequested: boolean): Promise<void> {
+    const { clock } = this.services;
+    const wf = this.workflow;
+    if (cancelRequested || wf.cancelRequested) this.controller.abort(cancelledError());
+    const onParentAbort = () => this.controller.abort(parentSignal?.reason);
+    if (parentSignal?.aborted) onParentAbort();
+    else parentSignal?.addEventListener('abort', onParentAbort, { once: true });
+
+    const startedAt = wf.startedAt ?? clock.now();
+    const timeoutMs = this.definition.options?.timeoutMs ?? DEFAULTS.workflowTimeoutMs;
+    const deadline = withDeadline(
+      this.controller.signal,
+      Math.max(0, startedAt + timeoutMs - clock.now()),
+      () => new AppError('WORKFLOW_TIMEOUT', `the workflow did not finish within ${timeoutMs} ms`),
+    );
+    if (wf.status === 'idle') {
+      this.patchWorkflow({ status: 'running', startedAt });
+      this.emit('workflowStart', null, { name: wf.name, parentWorkflowId: wf.parentWorkflowId });
+    }
+    try {
+      const output = await this.runNode(this.definition.root, deadline.signal);
+      this.finish('completed', output, null);
+    } catch (err) {
+      if (isShutdown(err)) {
+        await this.flush();
+        throw err;
+      }
+      this.finish(isCancellation(err) ? 'cancelled' : 'failed', null, this.errorInfo(err));
+    } finally {
+      deadline.dispose();
+      parentSignal?.removeEventListener('abort', onParentAbort);
+    }
+    await this.flush();
+  }
+
+  private finish(status: Status, output: unknown, error: ErrorInfo | null): void {
+    const now = this.services.clock.now();
+    if (status === 'cancelled') {
+      for (const node of this.nodesById.values()) {
+        if (node.status === 'idle' || node.status === 'running') this.patchNode(node, { status: 'cancelled', endedAt: now });
+      }
+    }
+    this.patchWorkflow({ status, output, error, endedAt: now });
+    const durationMs = now - (this.workflow.startedAt ?? now);
+    this.emit('workflowEnd', null, { status, durationMs, ...(error ? { error } : {}) });
+  }
+
+  async runNode(node: WorkflowNode, signal: AbortSignal): Promise<unknown> {
+    const record = this.nodesByName.get(node.name);
+    if (!record) throw new AppError('INTERNAL', `node "${node.name}" has no record`);
+    if (record.status === 'completed') return record.output;
+    if (record.status === 'failed' && node.optional) return null;
+    if (signal.aborted) throw signal.reason;
+    if (this.services.isStopping()) throw shuttingDownError();
+
+    const { clock } = this.services;
+    const startedAt = clock.now();
+    const attempt = record.attempts + 1;
+    this.patchNode(record, { status: 'running', attempts: attempt, startedAt, endedAt: null, error: null });
+    this.emit('stepStart', record.id, { node: node.name, type: node.type, attempt });
+    this.flushInBackground();
+    try {
+      const output = await this.runKind(node, record, signal, attempt);
+      const endedAt = clock.now();
+      this.patchNode(record, { status: 'completed', output, endedAt });
+      this.emit('stepEnd', record.id, { node: node.name, status: 'completed', durationMs: endedAt - startedAt });
+      await this.flush();
+      return output;
+    } catch (err) {
+      if (isShutdown(err)) throw err;
+      const endedAt = clock.now();
+      const status: Status = isCancellation(err) ? 'cancelled' : 'failed';
+      const error = this.errorInfo(err);
+      this.patchNode(record, { status, error, endedAt });
+      if (status === 'failed' && typeof err === 'object' && err !== null && !this.reported.has(err)) {
+        this.reported.add(err);
+        this.emit('error', record.id, { node: node.name, ...error });
+      }
+      this.emit('stepEnd', record.id, { node: node.name, status, durationMs: endedAt - startedAt, error });
+      await this.flush();
+      if (status === 'failed' && node.optional) return null;
+      throw err;
+    }
+  }
+
+  private async runKind(node: WorkflowNode, record: NodeRecord, signal: AbortSignal, attempt: number): Promise<unknown> {
+    switch (node.type) {
+      case 'prompt':
+        return runPromptNode(this, node, record, signal, attempt);
+      case 'sequence': {
+        let output: unknown = null;
+        for (const step of node.steps) output = await this.runNode(step, signal);
+        return output;
+      }
+      case 'parallel': {
+        // Branches really run concurrently; all settle before the node decides, so no branch is
+        // left running unrecorded when another fails.
+        const results = await Promise.allSettled(node.steps.map((step) => this.runNode(step, signal)));
+        const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+        const shutdown = failures.find((f) => isShutdown(f.reason));
+        if (shutdown) throw shutdown.reason;
+        if (failures[0]) throw failures[0].reason;
+        const output: Record<string, unknown> = {};
+        node.steps.forEach((step, i) => {
+          output[step.name] = (results[i] as PromiseFulfilledResult<unknown>).value;
+        });
+        return output;
+      }
+      case 'workflow':
+        return runChildWorkflowNode(this, node, record, signal);
+    }
+  }
+
+  private errorInfo(err: unknown): ErrorInfo {
+    if (!(err instanceof AppError)) this.services.onError(err, { workflowId: this.workflow.id });
+    return toErrorInfo(err);
+  }
+
+  // ── change tracking: every mutation goes to memory and to the next commit ──
+
+  emit(type: EventType, nodeId: string | null, payload: Record<string, unknown>): void {
+    const event: WorkflowEvent = {
+      workflowId: this.workflow.id,
+      seq: ++this.seq,
+      type,
+      nodeId,
+      at: this.services.clock.now(),
+      payload,
+    };
+    this.pending.events.push(event);
+  }
+
+  patchNode(record: NodeRecord, patch: Omit<NodePatch, 'id'>): void {
+    Object.assign(record, patch);
+    this.pending.nodes.push({ id: record.id, ...patch });
+  }
+
+  patchWorkflow(patch: Omit<WorkflowPatch, 'id'>): void {
+    Object.assign(this.workflow, patch);
+    this.pending.workflows.push({ id: this.workflow.id, ...patch });
+  }
+
+  addWorkflow(created: NewWorkflow): void {
+    this.pending.newWorkflows.push(created);
+  }
+
+  /** Commits everything pending in one transaction (grouped with other runs'), then publishes the events. */
+  flush(): Promise<void> {
+    const changes = this.pending;
+    if (!changes.events.length && !changes.nodes.length && !changes.workflows.length && !changes.newWorkflows.length) {
+      return Promise.resolve();
+    }
+    this.pending = emptyChanges();
+    return this.services.store.commit(changes).then(() => {
+      if (changes.events.length > 0) this.services.bus.publish(changes.events);
+    });
+  }
+
+  /** For progress that need not block the run (stepStart, agentPromptStart, retries). */
+  flushInBackground(): void {
+    this.flush().catch((err) => this.services.onError(err, { workflowId: this.workflow.id }));
+  }
+}
+
+function emptyChanges(): Required<ChangeSet> {
+  return { newWorkflows: [], workflows: [], nodes: [], events: [] };
+}

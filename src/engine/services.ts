@@ -1,0 +1,42 @@
+import type { EventBus, ModelCatalog, Clock, WorkflowStore } from '../domain/ports.js';
+import type { WorkflowRecord } from '../domain/records.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { Semaphore } from './semaphore.js';
+import type { RetryPolicy } from './transport-retry.js';
+import { AppError } from '../domain/errors.js';
+
+/** What a run needs from the executor that owns it. */
+export interface EngineServices {
+  store: WorkflowStore;
+  bus: EventBus;
+  models: ModelCatalog;
+  clock: Clock;
+  tools: ToolRegistry;
+  llmSlots: Semaphore;
+  retry: RetryPolicy;
+  /** True once shutdown began: no new node or model call starts. */
+  isStopping(): boolean;
+  /** Runs a child workflow to a terminal state under the parent's signal. */
+  runChild(child: WorkflowRecord, parentSignal: AbortSignal): Promise<WorkflowRecord>;
+  /** Reports an unexpected error (a bug or an I/O failure), which the run turns into INTERNAL. */
+  onError(err: unknown, context: Record<string, unknown>): void;
+}
+
+export function cancelledError(): AppError {
+  return new AppError('CANCELLED', 'the workflow was cancelled', { statusCode: 409 });
+}
+
+export function shuttingDownError(): AppError {
+  return new AppError('SHUTTING_DOWN', 'the service is shutting down; the workflow resumes at the next start', {
+    statusCode: 503,
+    retryable: true,
+  });
+}
+
+export function isShutdown(err: unknown): boolean {
+  return err instanceof AppError && err.code === 'SHUTTING_DOWN';
+}
+
+export function isCancellation(err: unknown): boolean {
+  return err instanceof AppError && err.code === 'CANCELLED';
+}

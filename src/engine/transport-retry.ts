@@ -1,0 +1,59 @@
+import { ProviderError } from '../domain/errors.js';
+import type { Clock } from '../domain/ports.js';
+
+/**
+ * The single transport-retry layer (DESIGN §5.1). Provider adapters never retry (SDKs run with
+ * maxRetries 0); this loop alone decides, from the error class the adapter assigned:
+ * rate limits and overload honour the server's retry-after, timeouts, connection failures and
+ * other 5xx back off exponentially with jitter, everything else fails at once. Retries never
+ * consume a reflection attempt. The deadline signal caps every wait.
+ */
+export type RetryReason = 'rate_limit' | 'timeout';
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export interface RetryNotice {
+  reason: RetryReason;
+  delayMs: number;
+  /** The attempt that failed (1-based). */
+  attempt: number;
+  error: ProviderError;
+}
+
+export function retryReason(error: ProviderError): RetryReason {
+  return error.kind === 'rate_limit' || error.kind === 'overloaded' ? 'rate_limit' : 'timeout';
+}
+
+export function backoffDelay(policy: RetryPolicy, failedAttempt: number, random: () => number): number {
+  const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (failedAttempt - 1));
+  // "Equal jitter": keeps at least half the delay so retries still spread out under load.
+  return Math.round(exponential / 2 + (random() * exponential) / 2);
+}
+
+export async function callWithRetry<T>(
+  call: () => Promise<T>,
+  options: {
+    policy: RetryPolicy;
+    signal: AbortSignal;
+    clock: Clock;
+    onRetry: (notice: RetryNotice) => void;
+    random?: () => number;
+  },
+): Promise<T> {
+  const { policy, signal, clock } = options;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      if (!(err instanceof ProviderError) || !err.retryable || attempt >= policy.maxAttempts) throw err;
+      const delayMs = err.retryAfterMs ?? backoffDelay(policy, attempt, options.random ?? Math.random);
+      options.onRetry({ reason: retryReason(err), delayMs, attempt, error: err });
+      await clock.sleep(delayMs, signal);
+    }
+  }
+}

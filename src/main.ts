@@ -1,0 +1,46 @@
+import { buildApp } from './app.js';
+import { isDevMode, listenHost, loadConfig } from './config.js';
+import { createDeps } from './deps.js';
+
+/** Process entry: loadConfig → createDeps → buildApp → listen; signals and graceful shutdown (DESIGN §4). */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const deps = await createDeps(config);
+  const app = await buildApp(deps);
+  const log = deps.logger.child({ module: 'main' });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal, graceMs: config.SHUTDOWN_GRACE_MS }, 'shutting down: new requests get 503');
+    deps.lifecycle.shuttingDown = true;
+    try {
+      await deps.executor.shutdown(config.SHUTDOWN_GRACE_MS);
+      await app.close();
+      await deps.close();
+      log.info('stopped cleanly');
+      process.exit(0);
+    } catch (err) {
+      log.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  const host = listenHost(config);
+  const address = await app.listen({ port: config.PORT, host });
+  if (isDevMode(config)) {
+    log.warn(
+      'no API_KEYS configured: single-tenant dev mode, listening on 127.0.0.1 only (set API_KEYS=tenant:key to serve a network)',
+    );
+  }
+  log.info({ address, docs: `${address}/docs`, database: config.DATABASE_PATH }, 'baton is listening');
+  await deps.executor.start();
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});
