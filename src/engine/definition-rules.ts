@@ -60,17 +60,21 @@ export function checkDefinition(definition: CheckableDefinition, context: RuleCo
   }
 }
 
-function checkModel(spec: string, path: string, context: RuleContext, issues: Issue[]): void {
+function checkModel(spec: string, path: string, context: RuleContext, issues: Issue[]): string | undefined {
   try {
-    context.models.resolve(spec);
+    return context.models.resolve(spec).provider;
   } catch (err) {
     issues.push({ path, message: err instanceof AppError ? err.message : 'unknown model' });
+    return undefined;
   }
 }
 
 function checkAgents(agents: Record<string, AgentConfig>, path: string, context: RuleContext, issues: Issue[]) {
   for (const [name, agent] of Object.entries(agents)) {
-    checkModel(agent.model ?? context.defaultModel, `${path}.${name}.model`, context, issues);
+    const provider = checkModel(agent.model ?? context.defaultModel, `${path}.${name}.model`, context, issues);
+    if (agent.simulate && provider !== undefined && provider !== 'sim') {
+      issues.push({ path: `${path}.${name}.simulate`, message: 'only applies to sim/* models' });
+    }
     agent.tools?.forEach((tool, i) => {
       if (!context.toolNames.has(tool)) {
         issues.push({ path: `${path}.${name}.tools.${i}`, message: `unknown tool "${tool}"` });
