@@ -96,7 +96,7 @@ export interface WorkflowStore {
   requestCancel(id: string): Promise<string[]>;
   /** Root workflows (no parent) that are not terminal: the work to resume at start. */
   resumable(): Promise<string[]>;
-  /** Every child workflow created under one node of a parent (newest last). */
+  /** Every child workflow of a parent, oldest first. */
   children(parentWorkflowId: string): Promise<WorkflowRecord[]>;
 }
 

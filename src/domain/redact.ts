@@ -37,8 +37,7 @@ export function isSecretKey(key: string): boolean {
   if (!SECRET_KEY_HINT.test(key)) return false;
   const normalized = key.toLowerCase().replace(/[^a-z0-9]/g, '');
   return (
-    /passw|secret|apikey|authorization|credential|cookie|privatekey/.test(normalized) ||
-    normalized.endsWith('token')
+    /passw|secret|apikey|authorization|credential|cookie|privatekey/.test(normalized) || normalized.endsWith('token')
   );
 }
 
@@ -74,17 +73,21 @@ const MAX_DEPTH = 200;
  * Buffer, Map…) pass through unchanged.
  */
 export function redactValue(value: unknown): unknown {
-  return walk(value, new Set<object>(), 0);
+  return walk(value, [], 0);
 }
 
-function walk(value: unknown, ancestors: Set<object>, depth: number): unknown {
+/**
+ * `ancestors` is the path from the root: a cycle is a value that is its own ancestor. An array
+ * beats a Set here: paths are short, and most payloads are walked without any secret in them.
+ */
+function walk(value: unknown, ancestors: object[], depth: number): unknown {
   if (typeof value === 'string') return redactSecrets(value);
   if (value === null || typeof value !== 'object') return value;
-  if (ancestors.has(value)) return '[Circular]';
+  if (ancestors.includes(value)) return '[Circular]';
   if (depth >= MAX_DEPTH) return '[Truncated]';
 
   if (Array.isArray(value)) {
-    ancestors.add(value);
+    ancestors.push(value);
     let copy: unknown[] | undefined;
     for (let i = 0; i < value.length; i += 1) {
       const item: unknown = value[i];
@@ -94,24 +97,40 @@ function walk(value: unknown, ancestors: Set<object>, depth: number): unknown {
         copy[i] = redacted;
       }
     }
-    ancestors.delete(value);
+    ancestors.pop();
     return copy ?? value;
   }
 
   if (!isPlainObject(value)) return value;
-  ancestors.add(value);
+  ancestors.push(value);
   let copy: Record<string, unknown> | undefined;
-  for (const key of Object.keys(value)) {
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
     const field = value[key];
     const redacted =
-      isSecretKey(key) && field !== null && field !== undefined ? REDACTED : walk(field, ancestors, depth + 1);
+      field !== null && field !== undefined && isSecretKeyCached(key) ? REDACTED : walk(field, ancestors, depth + 1);
     if (redacted !== field) {
       copy ??= { ...value };
       copy[key] = redacted;
     }
   }
-  ancestors.delete(value);
+  ancestors.pop();
   return copy ?? value;
+}
+
+/** Payload keys come from a small vocabulary (field names), so their verdicts are memoised. */
+const secretKeyVerdicts = new Map<string, boolean>();
+const MAX_MEMOISED_KEYS = 10_000;
+
+function isSecretKeyCached(key: string): boolean {
+  let verdict = secretKeyVerdicts.get(key);
+  if (verdict === undefined) {
+    verdict = isSecretKey(key);
+    // Bounded: keys drawn from data (e.g. ids used as keys) must not grow the map forever.
+    if (secretKeyVerdicts.size >= MAX_MEMOISED_KEYS) secretKeyVerdicts.clear();
+    secretKeyVerdicts.set(key, verdict);
+  }
+  return verdict;
 }
 
 function isPlainObject(value: object): value is Record<string, unknown> {

@@ -1,0 +1,48 @@
+import { ValidationError } from '../domain/errors.js';
+import type { ApiKeyStore } from '../domain/ports.js';
+import type { Db } from './db.js';
+import type { GroupCommitter } from './group-commit.js';
+
+interface ApiKeyRow {
+  tenantId: string;
+  keyHash: string;
+}
+
+export function createSqliteApiKeyStore(db: Db, committer: GroupCommitter): ApiKeyStore {
+  // Keys that survive a reconfiguration keep their created_at; the rest of the set is replaced.
+  const upsert = db.prepare<[string, string, number]>(
+    `INSERT INTO api_keys (key_hash, tenant_id, created_at) VALUES (?, ?, ?)
+     ON CONFLICT (key_hash) DO UPDATE SET tenant_id = excluded.tenant_id`,
+  );
+  const deleteOthers = db.prepare<[string]>(
+    'DELETE FROM api_keys WHERE key_hash NOT IN (SELECT value FROM json_each(?))',
+  );
+  const selectAll = db.prepare<[], ApiKeyRow>(
+    'SELECT tenant_id AS tenantId, key_hash AS keyHash FROM api_keys ORDER BY tenant_id, key_hash',
+  );
+
+  return {
+    async sync(keys) {
+      const tenantByHash = new Map<string, string>();
+      for (const { tenantId, keyHash } of keys) {
+        const bound = tenantByHash.get(keyHash);
+        // One key bound to two tenants would let either tenant act as the other.
+        if (bound !== undefined && bound !== tenantId) {
+          throw new ValidationError('An API key is configured for more than one tenant', [
+            { path: ['API_KEYS'], message: `the same key is bound to tenants ${bound} and ${tenantId}` },
+          ]);
+        }
+        tenantByHash.set(keyHash, tenantId);
+      }
+      const now = Date.now();
+      await committer.run(() => {
+        deleteOthers.run(JSON.stringify([...tenantByHash.keys()]));
+        for (const [keyHash, tenantId] of tenantByHash) upsert.run(keyHash, tenantId, now);
+      });
+    },
+
+    async all() {
+      return selectAll.all();
+    },
+  };
+}

@@ -1,0 +1,197 @@
+import { z } from 'zod';
+import type { NodeType } from '../domain/definition.js';
+import { WorkflowDefinitionSchema } from '../domain/definition.js';
+import type { ErrorInfo } from '../domain/errors.js';
+import { ValidationError } from '../domain/errors.js';
+import type { EventType, WorkflowEvent } from '../domain/events.js';
+import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
+import type { Status } from '../domain/status.js';
+
+/** Row shapes of the workflow tables and their mapping to domain records, both directions. */
+
+export const WORKFLOW_COLUMNS =
+  'id, tenant_id, name, status, correlation_id, parent_workflow_id, parent_node_id, root_workflow_id, depth, ' +
+  'trace_id, definition, output, error, cancel_requested, created_at, started_at, ended_at';
+export const NODE_COLUMNS =
+  'id, workflow_id, parent_id, name, type, position, depth, status, attempts, output, error, child_workflow_id, ' +
+  'started_at, ended_at';
+export const EVENT_COLUMNS = 'workflow_id, seq, type, node_id, at, payload';
+
+export interface WorkflowRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  status: Status;
+  correlation_id: string | null;
+  parent_workflow_id: string | null;
+  parent_node_id: string | null;
+  root_workflow_id: string;
+  depth: number;
+  trace_id: string;
+  definition: string;
+  output: string | null;
+  error: string | null;
+  cancel_requested: number;
+  created_at: number;
+  started_at: number | null;
+  ended_at: number | null;
+}
+
+export interface NodeRow {
+  id: string;
+  workflow_id: string;
+  parent_id: string | null;
+  name: string;
+  type: NodeType;
+  position: number;
+  depth: number;
+  status: Status;
+  attempts: number;
+  output: string | null;
+  error: string | null;
+  child_workflow_id: string | null;
+  started_at: number | null;
+  ended_at: number | null;
+}
+
+export interface EventRow {
+  workflow_id: string;
+  seq: number;
+  type: EventType;
+  node_id: string | null;
+  at: number;
+  payload: string;
+}
+
+export interface IdempotencyRow {
+  body_hash: string;
+  workflow_id: string;
+  created_at: number;
+}
+
+const ErrorInfoSchema = z.object({ code: z.string(), message: z.string() });
+const EventPayloadSchema = z.record(z.string(), z.unknown());
+
+/** JSON columns store SQL NULL for an absent or null value; anything else is one JSON.stringify. */
+export function toJson(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+function parseOutput(text: string | null): unknown {
+  return text === null ? null : JSON.parse(text);
+}
+
+function parseError(text: string | null): ErrorInfo | null {
+  return text === null ? null : ErrorInfoSchema.parse(JSON.parse(text));
+}
+
+export function toWorkflow(row: WorkflowRow): WorkflowRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    name: row.name,
+    status: row.status,
+    correlationId: row.correlation_id,
+    parentWorkflowId: row.parent_workflow_id,
+    parentNodeId: row.parent_node_id,
+    rootWorkflowId: row.root_workflow_id,
+    depth: row.depth,
+    traceId: row.trace_id,
+    definition: WorkflowDefinitionSchema.parse(JSON.parse(row.definition)),
+    output: parseOutput(row.output),
+    error: parseError(row.error),
+    cancelRequested: row.cancel_requested === 1,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+  };
+}
+
+export function toNode(row: NodeRow): NodeRecord {
+  return {
+    id: row.id,
+    workflowId: row.workflow_id,
+    parentId: row.parent_id,
+    name: row.name,
+    type: row.type,
+    position: row.position,
+    depth: row.depth,
+    status: row.status,
+    attempts: row.attempts,
+    output: parseOutput(row.output),
+    error: parseError(row.error),
+    childWorkflowId: row.child_workflow_id,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+  };
+}
+
+export function toEvent(row: EventRow): WorkflowEvent {
+  return {
+    workflowId: row.workflow_id,
+    seq: row.seq,
+    type: row.type,
+    nodeId: row.node_id,
+    at: row.at,
+    payload: EventPayloadSchema.parse(JSON.parse(row.payload)),
+  };
+}
+
+const CURSOR_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+export function encodeCursor(lastId: string): string {
+  return Buffer.from(lastId, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string): string {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  // The round trip rejects strings Buffer would decode leniently (stray characters, padding).
+  if (!CURSOR_ID.test(id) || encodeCursor(id) !== cursor) {
+    throw new ValidationError('Malformed cursor', [{ path: ['cursor'], message: 'not a cursor returned by this API' }]);
+  }
+  return id;
+}
+
+/** Bind values for `INSERT INTO workflows (WORKFLOW_COLUMNS)`, in column order. */
+export function workflowValues(w: WorkflowRecord): unknown[] {
+  return [
+    w.id,
+    w.tenantId,
+    w.name,
+    w.status,
+    w.correlationId ?? null,
+    w.parentWorkflowId ?? null,
+    w.parentNodeId ?? null,
+    w.rootWorkflowId,
+    w.depth,
+    w.traceId,
+    JSON.stringify(w.definition),
+    toJson(w.output),
+    toJson(w.error),
+    w.cancelRequested ? 1 : 0,
+    w.createdAt,
+    w.startedAt ?? null,
+    w.endedAt ?? null,
+  ];
+}
+
+/** Bind values for `INSERT INTO nodes (NODE_COLUMNS, tenant_id)`: node rows carry their workflow's tenant. */
+export function nodeValues(n: NodeRecord, tenantId: string): unknown[] {
+  return [
+    n.id,
+    n.workflowId,
+    n.parentId ?? null,
+    n.name,
+    n.type,
+    n.position,
+    n.depth,
+    n.status,
+    n.attempts,
+    toJson(n.output),
+    toJson(n.error),
+    n.childWorkflowId ?? null,
+    n.startedAt ?? null,
+    n.endedAt ?? null,
+    tenantId,
+  ];
+}

@@ -1,0 +1,285 @@
+import { NotFoundError, ValidationError } from '../domain/errors.js';
+import type {
+  ChangeSet,
+  CreateResult,
+  IdempotencyClaim,
+  NewWorkflow,
+  Page,
+  WorkflowFilter,
+  WorkflowStore,
+} from '../domain/ports.js';
+import type { NodePatch, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
+import type { Db } from './db.js';
+import type { GroupCommitter } from './group-commit.js';
+import {
+  decodeCursor,
+  EVENT_COLUMNS,
+  type EventRow,
+  encodeCursor,
+  type IdempotencyRow,
+  NODE_COLUMNS,
+  type NodeRow,
+  nodeValues,
+  toEvent,
+  toJson,
+  toNode,
+  toWorkflow,
+  WORKFLOW_COLUMNS,
+  type WorkflowRow,
+  workflowValues,
+} from './workflow-rows.js';
+
+interface PatchField<P> {
+  key: Exclude<keyof P, 'id'>;
+  column: string;
+  encode: (value: never) => unknown;
+}
+
+const asIs = (value: unknown): unknown => value;
+const asFlag = (value: boolean): number => (value ? 1 : 0);
+
+const WORKFLOW_PATCH_FIELDS: ReadonlyArray<PatchField<WorkflowPatch>> = [
+  { key: 'status', column: 'status', encode: asIs },
+  { key: 'output', column: 'output', encode: toJson },
+  { key: 'error', column: 'error', encode: toJson },
+  { key: 'startedAt', column: 'started_at', encode: asIs },
+  { key: 'endedAt', column: 'ended_at', encode: asIs },
+  { key: 'cancelRequested', column: 'cancel_requested', encode: asFlag },
+];
+
+const NODE_PATCH_FIELDS: ReadonlyArray<PatchField<NodePatch>> = [
+  { key: 'status', column: 'status', encode: asIs },
+  { key: 'attempts', column: 'attempts', encode: asIs },
+  { key: 'output', column: 'output', encode: toJson },
+  { key: 'error', column: 'error', encode: toJson },
+  { key: 'startedAt', column: 'started_at', encode: asIs },
+  { key: 'endedAt', column: 'ended_at', encode: asIs },
+  { key: 'childWorkflowId', column: 'child_workflow_id', encode: asIs },
+];
+
+/**
+ * Updates only the fields a patch sets. One prepared statement per distinct field set, keyed by a
+ * bitmask of the fields present, so the hot path neither builds SQL nor re-prepares.
+ */
+function createPatcher<P extends { id: string }>(
+  db: Db,
+  table: 'workflows' | 'nodes',
+  fields: ReadonlyArray<PatchField<P>>,
+): (patch: P) => void {
+  const statements = new Map<number, ReturnType<Db['prepare']>>();
+  return (patch) => {
+    let mask = 0;
+    let bit = 1;
+    const params: unknown[] = [];
+    for (const field of fields) {
+      const value = patch[field.key];
+      if (value !== undefined) {
+        mask |= bit;
+        params.push((field.encode as (value: unknown) => unknown)(value));
+      }
+      bit <<= 1;
+    }
+    if (mask === 0) return;
+    params.push(patch.id);
+
+    let statement = statements.get(mask);
+    if (statement === undefined) {
+      const assignments = fields.filter((_, i) => (mask & (1 << i)) !== 0).map((field) => `${field.column} = ?`);
+      statement = db.prepare(`UPDATE ${table} SET ${assignments.join(', ')} WHERE id = ?`);
+      statements.set(mask, statement);
+    }
+    // A patch for a row that does not exist is an engine bug: fail the change set, not silently skip.
+    if (statement.run(params).changes === 0) {
+      throw new NotFoundError(`${table === 'nodes' ? 'node' : 'workflow'} ${patch.id}`);
+    }
+  };
+}
+
+type CreateOutcome = Exclude<CreateResult, { kind: 'replayed' }> | { kind: 'replayed'; row: WorkflowRow };
+
+const LIST_FILTERS = [
+  ['status', 'status = ?'],
+  ['name', 'name = ?'],
+  ['correlationId', 'correlation_id = ?'],
+  ['parentWorkflowId', 'parent_workflow_id = ?'],
+] as const;
+const CURSOR_BIT = 1 << LIST_FILTERS.length;
+
+export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): WorkflowStore {
+  const insertWorkflow = db.prepare(
+    `INSERT INTO workflows (${WORKFLOW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const insertNode = db.prepare(
+    `INSERT INTO nodes (${NODE_COLUMNS}, tenant_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  // Events do not carry their tenant; it comes from the workflow row (NOT NULL catches a missing one).
+  const insertEvent = db.prepare(
+    `INSERT INTO events (${EVENT_COLUMNS}, tenant_id) VALUES (?, ?, ?, ?, ?, ?, (SELECT tenant_id FROM workflows WHERE id = ?))`,
+  );
+  const selectIdempotencyKey = db.prepare<[string, string], IdempotencyRow>(
+    'SELECT body_hash, workflow_id, created_at FROM idempotency_keys WHERE tenant_id = ? AND key = ?',
+  );
+  const upsertIdempotencyKey = db.prepare(
+    `INSERT INTO idempotency_keys (tenant_id, key, body_hash, workflow_id, created_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (tenant_id, key) DO UPDATE
+     SET body_hash = excluded.body_hash, workflow_id = excluded.workflow_id, created_at = excluded.created_at`,
+  );
+  const selectById = db.prepare<[string], WorkflowRow>(`SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE id = ?`);
+  const selectForTenant = db.prepare<[string, string], WorkflowRow>(
+    `SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE id = ? AND tenant_id = ?`,
+  );
+  const selectNodes = db.prepare<[string], NodeRow>(
+    `SELECT ${NODE_COLUMNS} FROM nodes WHERE workflow_id = ? ORDER BY id`,
+  );
+  const selectEvents = db.prepare<[string, number, number], EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM events WHERE workflow_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+  );
+  const selectLastSeq = db
+    .prepare<[string], number>('SELECT coalesce(max(seq), 0) FROM events WHERE workflow_id = ?')
+    .pluck();
+  const flagCancelTree = db
+    .prepare<[string], string>(
+      `WITH RECURSIVE tree (id) AS (
+         SELECT id FROM workflows WHERE id = ?
+         UNION SELECT w.id FROM workflows w JOIN tree ON w.parent_workflow_id = tree.id
+       )
+       UPDATE workflows SET cancel_requested = 1 WHERE id IN tree RETURNING id`,
+    )
+    .pluck();
+  // Repeats the partial index's WHERE clause verbatim so the planner uses workflows_resumable.
+  const selectResumable = db
+    .prepare<[], string>(
+      `SELECT id FROM workflows WHERE status IN ('idle', 'running') AND parent_workflow_id IS NULL ORDER BY id`,
+    )
+    .pluck();
+  const selectChildren = db.prepare<[string], WorkflowRow>(
+    `SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE parent_workflow_id = ? ORDER BY id`,
+  );
+  const listStatements = new Map<number, ReturnType<Db['prepare']>>();
+
+  const patchWorkflow = createPatcher(db, 'workflows', WORKFLOW_PATCH_FIELDS);
+  const patchNode = createPatcher(db, 'nodes', NODE_PATCH_FIELDS);
+
+  function insertNewWorkflow({ workflow, nodes }: NewWorkflow): void {
+    insertWorkflow.run(workflowValues(workflow));
+    for (const n of nodes) insertNode.run(nodeValues(n, workflow.tenantId));
+  }
+
+  function applyChanges(changes: ChangeSet): void {
+    if (changes.newWorkflows) for (const created of changes.newWorkflows) insertNewWorkflow(created);
+    if (changes.workflows) for (const patch of changes.workflows) patchWorkflow(patch);
+    if (changes.nodes) for (const patch of changes.nodes) patchNode(patch);
+    if (changes.events) {
+      for (const e of changes.events) {
+        insertEvent.run(e.workflowId, e.seq, e.type, e.nodeId ?? null, e.at, JSON.stringify(e.payload), e.workflowId);
+      }
+    }
+  }
+
+  function createInTransaction(created: NewWorkflow, claim: IdempotencyClaim | undefined): CreateOutcome {
+    const { workflow } = created;
+    if (claim !== undefined) {
+      const existing = selectIdempotencyKey.get(workflow.tenantId, claim.key);
+      if (existing !== undefined && existing.created_at >= claim.notBefore) {
+        if (existing.body_hash !== claim.bodyHash) return { kind: 'conflict', workflowId: existing.workflow_id };
+        const row = selectById.get(existing.workflow_id);
+        // The foreign key guarantees the row; a miss means the database was edited by hand.
+        if (row === undefined) throw new NotFoundError(`workflow ${existing.workflow_id}`);
+        return { kind: 'replayed', row };
+      }
+    }
+    insertNewWorkflow(created);
+    if (claim !== undefined) {
+      // Replaces an expired key in place.
+      upsertIdempotencyKey.run(workflow.tenantId, claim.key, claim.bodyHash, workflow.id, workflow.createdAt);
+    }
+    return { kind: 'created', workflow };
+  }
+
+  function listStatement(filter: WorkflowFilter, hasCursor: boolean): ReturnType<Db['prepare']> {
+    let mask = hasCursor ? CURSOR_BIT : 0;
+    LIST_FILTERS.forEach(([key], i) => {
+      if (filter[key] !== undefined) mask |= 1 << i;
+    });
+    let statement = listStatements.get(mask);
+    if (statement === undefined) {
+      const conditions = ['tenant_id = ?'];
+      LIST_FILTERS.forEach(([, condition], i) => {
+        if ((mask & (1 << i)) !== 0) conditions.push(condition);
+      });
+      if (hasCursor) conditions.push('id < ?');
+      statement = db.prepare(
+        `SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT ?`,
+      );
+      listStatements.set(mask, statement);
+    }
+    return statement;
+  }
+
+  return {
+    async create(created, idempotency) {
+      const outcome = await committer.run(() => createInTransaction(created, idempotency));
+      // Mapped outside the transaction so parsing never lengthens the write lock.
+      return outcome.kind === 'replayed' ? { kind: 'replayed', workflow: toWorkflow(outcome.row) } : outcome;
+    },
+
+    async commit(changes) {
+      await committer.run(() => applyChanges(changes));
+    },
+
+    async get(tenantId, id) {
+      const row = selectForTenant.get(id, tenantId);
+      return row === undefined ? undefined : toWorkflow(row);
+    },
+
+    async getById(id) {
+      const row = selectById.get(id);
+      return row === undefined ? undefined : toWorkflow(row);
+    },
+
+    async list(tenantId, filter, cursor, limit): Promise<Page<WorkflowRecord>> {
+      if (!Number.isInteger(limit) || limit < 1) {
+        throw new ValidationError('Invalid limit', [{ path: ['limit'], message: 'must be a positive integer' }]);
+      }
+      const params: unknown[] = [tenantId];
+      for (const [key] of LIST_FILTERS) {
+        const value = filter[key];
+        if (value !== undefined) params.push(value);
+      }
+      if (cursor !== null) params.push(decodeCursor(cursor));
+      // One extra row tells whether another page exists without a count query.
+      params.push(limit + 1);
+      const rows = listStatement(filter, cursor !== null).all(params) as WorkflowRow[];
+      const hasMore = rows.length > limit;
+      const items = (hasMore ? rows.slice(0, limit) : rows).map(toWorkflow);
+      const last = items.at(-1);
+      return { items, nextCursor: hasMore && last !== undefined ? encodeCursor(last.id) : null };
+    },
+
+    async nodes(workflowId) {
+      return selectNodes.all(workflowId).map(toNode);
+    },
+
+    async events(workflowId, after, limit) {
+      return selectEvents.all(workflowId, after, limit).map(toEvent);
+    },
+
+    async lastSeq(workflowId) {
+      return selectLastSeq.get(workflowId) ?? 0;
+    },
+
+    async requestCancel(id) {
+      const ids = await committer.run(() => flagCancelTree.all(id));
+      // Time-ordered ids: sorting puts the requested workflow before its descendants.
+      return ids.sort();
+    },
+
+    async resumable() {
+      return selectResumable.all();
+    },
+
+    async children(parentWorkflowId) {
+      return selectChildren.all(parentWorkflowId).map(toWorkflow);
+    },
+  };
+}

@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import { isSecretKey, REDACTED, redactSecrets, redactValue } from '../../../src/domain/redact.js';
+
+const ANTHROPIC_KEY = 'sk-ant-api03-AbCdEf0123456789_xyz-QRSTuvw';
+const OPENAI_KEY = 'sk-proj-0123456789abcdefABCDEF';
+
+describe('redactSecrets', () => {
+  it('redacts provider keys anywhere in text', () => {
+    const text = `anthropic ${ANTHROPIC_KEY}, openai ${OPENAI_KEY}.`;
+    expect(redactSecrets(text)).toBe(`anthropic ${REDACTED}, openai ${REDACTED}.`);
+  });
+
+  it('redacts bearer tokens but keeps the scheme word and prose', () => {
+    expect(redactSecrets('Authorization: Bearer abc.def-123')).toBe(`Authorization: Bearer ${REDACTED}`);
+    expect(redactSecrets('header bearer 7f3a9c0d1e2b')).toBe(`header bearer ${REDACTED}`);
+    expect(redactSecrets('the Bearer of bad news')).toBe('the Bearer of bad news');
+  });
+
+  it('redacts string values of secret-named JSON fields, plain and escaped', () => {
+    const json = JSON.stringify({ user: 'ann', password: 'hunter2', apiKey: 'k1', api_key: 'k2', maxTokens: 5 });
+    expect(JSON.parse(redactSecrets(json))).toEqual({
+      user: 'ann',
+      password: REDACTED,
+      apiKey: REDACTED,
+      api_key: REDACTED,
+      maxTokens: 5,
+    });
+
+    const nested = JSON.stringify({ output: JSON.stringify({ client_secret: 'abc', name: 'x' }) });
+    const redacted = redactSecrets(nested);
+    expect(JSON.parse(JSON.parse(redacted).output)).toEqual({ client_secret: REDACTED, name: 'x' });
+
+    expect(redactSecrets('{"Authorization" : "Basic dXNlcjpwYXNz"}')).toBe(`{"Authorization" : "${REDACTED}"}`);
+  });
+
+  it('redacts name=value assignments with secret names', () => {
+    expect(redactSecrets('GET /cb?access_token=abc123&page=2')).toBe(`GET /cb?access_token=${REDACTED}&page=2`);
+    expect(redactSecrets('PASSWORD=swordfish ok')).toBe(`PASSWORD=${REDACTED} ok`);
+    expect(redactSecrets('maxTokens=1000')).toBe('maxTokens=1000');
+  });
+
+  it('returns the very same string when nothing looks like a secret', () => {
+    const text = 'Summarise the quarterly report in 3 bullet points.';
+    expect(redactSecrets(text)).toBe(text);
+    expect(redactSecrets('')).toBe('');
+    expect(redactSecrets('used 1200 tokens')).toBe('used 1200 tokens');
+  });
+
+  it('keeps JSON valid when redacting inside a JSON document', () => {
+    const line = JSON.stringify({
+      msg: `calling with ${ANTHROPIC_KEY} and password=a"b\\c`,
+      headers: 'Bearer x/y+z==',
+    });
+    expect(() => JSON.parse(redactSecrets(line))).not.toThrow();
+    expect(redactSecrets(line)).not.toContain(ANTHROPIC_KEY);
+  });
+});
+
+describe('isSecretKey', () => {
+  it.each([
+    'password',
+    'dbPassword',
+    'secret',
+    'clientSecret',
+    'token',
+    'accessToken',
+    'refresh_token',
+    'apiKey',
+    'api_key',
+    'X-Api-Key',
+    'authorization',
+    'cookie',
+  ])('treats %s as secret', (key) => expect(isSecretKey(key)).toBe(true));
+  it.each(['maxTokens', 'inputTokens', 'tokenCount', 'name', 'keyHash', 'idempotencyKey', 'model'])(
+    'treats %s as ordinary',
+    (key) => expect(isSecretKey(key)).toBe(false),
+  );
+});
+
+describe('redactValue', () => {
+  it('redacts secret-named keys at any depth and secrets inside strings', () => {
+    const input = {
+      model: 'sim/sonnet',
+      usage: { inputTokens: 10, outputTokens: 3 },
+      request: { headers: { authorization: 'Bearer abc123', 'x-request-id': 'r1' }, apiKey: 42 },
+      notes: [`key was ${OPENAI_KEY}`, 'plain'],
+      token: null,
+    };
+    expect(redactValue(input)).toEqual({
+      model: 'sim/sonnet',
+      usage: { inputTokens: 10, outputTokens: 3 },
+      request: { headers: { authorization: REDACTED, 'x-request-id': 'r1' }, apiKey: REDACTED },
+      notes: [`key was ${REDACTED}`, 'plain'],
+      token: null,
+    });
+  });
+
+  it('does not mutate its input and shares the untouched parts', () => {
+    const clean = { a: [1, 2, { b: 'text' }] };
+    const input = { clean, password: 'pw', list: ['x', OPENAI_KEY] };
+    const snapshot = structuredClone(input);
+    const output = redactValue(input) as typeof input;
+    expect(input).toEqual(snapshot);
+    expect(output).not.toBe(input);
+    expect(output.clean).toBe(clean);
+  });
+
+  it('returns the same reference when there is nothing to redact', () => {
+    const value = { a: 1, b: ['x', { c: true, d: null }], e: 'hello' };
+    expect(redactValue(value)).toBe(value);
+    expect(redactValue('plain')).toBe('plain');
+    expect(redactValue(7)).toBe(7);
+    expect(redactValue(undefined)).toBeUndefined();
+  });
+
+  it('is cycle-safe and keeps shared (non-cyclic) references intact', () => {
+    const node: Record<string, unknown> = { name: 'n', secret: 's' };
+    node.self = node;
+    const shared = { value: 'v' };
+    const output = redactValue({ node, left: shared, right: shared }) as Record<string, Record<string, unknown>>;
+    expect(output.node).toEqual({ name: 'n', secret: REDACTED, self: '[Circular]' });
+    expect(output.left).toBe(shared);
+    expect(output.right).toBe(shared);
+    expect(node.secret).toBe('s');
+  });
+
+  it('passes non-plain objects through unchanged', () => {
+    const date = new Date(0);
+    const buffer = Buffer.from('sk-not-walked');
+    const output = redactValue({ date, buffer }) as { date: Date; buffer: Buffer };
+    expect(output.date).toBe(date);
+    expect(output.buffer).toBe(buffer);
+  });
+
+  it('survives very deep nesting', () => {
+    let deep: Record<string, unknown> = { leaf: 'x' };
+    for (let i = 0; i < 10_000; i += 1) deep = { child: deep };
+    expect(() => JSON.stringify(redactValue(deep))).not.toThrow();
+  });
+});

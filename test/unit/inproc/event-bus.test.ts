@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import type { WorkflowEvent } from '../../../src/domain/events.js';
+import { createInProcessEventBus } from '../../../src/inproc/event-bus.js';
+
+function event(workflowId: string, seq: number): WorkflowEvent {
+  return { workflowId, seq, type: 'stepStart', nodeId: null, at: 0, payload: {} };
+}
+
+describe('createInProcessEventBus', () => {
+  it('delivers events only to subscribers of their workflow, in order', () => {
+    const bus = createInProcessEventBus();
+    const seenA: number[] = [];
+    const seenB: number[] = [];
+    bus.subscribe('wf_a', (e) => seenA.push(e.seq));
+    bus.subscribe('wf_b', (e) => seenB.push(e.seq));
+
+    bus.publish([event('wf_a', 1), event('wf_b', 1), event('wf_a', 2)]);
+
+    expect(seenA).toEqual([1, 2]);
+    expect(seenB).toEqual([1]);
+  });
+
+  it('stops delivering after unsubscribe, and unsubscribing twice is harmless', () => {
+    const bus = createInProcessEventBus();
+    const seen: number[] = [];
+    const unsubscribe = bus.subscribe('wf_a', (e) => seen.push(e.seq));
+    bus.publish([event('wf_a', 1)]);
+    unsubscribe();
+    unsubscribe();
+    bus.publish([event('wf_a', 2)]);
+    expect(seen).toEqual([1]);
+  });
+
+  it('isolates a throwing listener from the others and from the publisher', () => {
+    const bus = createInProcessEventBus();
+    const seen: string[] = [];
+    bus.subscribe('wf_a', () => {
+      throw new Error('socket closed');
+    });
+    bus.subscribe('wf_a', (e) => seen.push(`second:${e.seq}`));
+
+    expect(() => bus.publish([event('wf_a', 1), event('wf_a', 2)])).not.toThrow();
+    expect(seen).toEqual(['second:1', 'second:2']);
+  });
+
+  it('lets a listener unsubscribe itself while events are being delivered', () => {
+    const bus = createInProcessEventBus();
+    const seen: number[] = [];
+    const unsubscribe = bus.subscribe('wf_a', (e) => {
+      seen.push(e.seq);
+      unsubscribe();
+    });
+    const others: number[] = [];
+    bus.subscribe('wf_a', (e) => others.push(e.seq));
+
+    bus.publish([event('wf_a', 1), event('wf_a', 2)]);
+    expect(seen).toEqual([1]);
+    expect(others).toEqual([1, 2]);
+  });
+
+  it('publishing with no subscribers is a no-op', () => {
+    const bus = createInProcessEventBus();
+    expect(() => bus.publish([event('wf_x', 1)])).not.toThrow();
+  });
+});
