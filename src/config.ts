@@ -2,27 +2,26 @@ import { z } from 'zod';
 
 /** The whole environment, validated once at boot (DESIGN §14). README's table mirrors this file. */
 
-const bool = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
-const ApiKeysSchema = z
-  .string()
-  .transform((raw, ctx) => {
-    const keys: Array<{ tenantId: string; key: string }> = [];
-    for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
-      const at = part.indexOf(':');
-      const tenantId = part.slice(0, at);
-      const key = part.slice(at + 1);
-      if (at <= 0 || key.length < 16 || !/^[A-Za-z0-9_-]{1,64}$/.test(tenantId)) {
-        ctx.addIssue({ code: 'custom', message: 'API_KEYS must be "tenant:key,…" with keys of 16+ characters' });
-        return z.NEVER;
-      }
-      keys.push({ tenantId, key });
+const ApiKeysSchema = z.string().transform((raw, ctx) => {
+  const keys: Array<{ tenantId: string; key: string }> = [];
+  for (const part of raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const at = part.indexOf(':');
+    const tenantId = part.slice(0, at);
+    const key = part.slice(at + 1);
+    if (at <= 0 || key.length < 16 || !/^[A-Za-z0-9_-]{1,64}$/.test(tenantId)) {
+      ctx.addIssue({ code: 'custom', message: 'API_KEYS must be "tenant:key,…" with keys of 16+ characters' });
+      return z.NEVER;
     }
-    return keys;
-  });
+    keys.push({ tenantId, key });
+  }
+  return keys;
+});
 
 const JsonRecord = z.string().transform((raw, ctx) => {
   try {

@@ -1,8 +1,16 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { hashApiKey } from './domain/api-key.js';
-import type { ApiKeyStore, Clock, EventBus, LlmProvider, ModelCatalog, WorkQueue, WorkflowStore } from './domain/ports.js';
-import { type Executor, createExecutor } from './engine/executor.js';
+import type {
+  ApiKeyStore,
+  Clock,
+  EventBus,
+  LlmProvider,
+  ModelCatalog,
+  WorkflowStore,
+  WorkQueue,
+} from './domain/ports.js';
+import { createExecutor, type Executor } from './engine/executor.js';
 import { systemClock } from './inproc/clock.js';
 import { createInProcessEventBus } from './inproc/event-bus.js';
 import { createInProcessWorkQueue } from './inproc/work-queue.js';
@@ -52,7 +60,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   await apiKeys.sync(config.API_KEYS.map(({ tenantId, key }) => ({ tenantId, keyHash: hashApiKey(key) })));
 
   const engineLog = logger.child({ module: 'engine' });
-  const onError = (err: unknown, context: Record<string, unknown>) => engineLog.error({ err, ...context }, 'unexpected error');
+  const onError = (err: unknown, context: Record<string, unknown>) =>
+    engineLog.error({ err, ...context }, 'unexpected error');
   const events = createInProcessEventBus();
   const queue = createInProcessWorkQueue({
     concurrency: config.MAX_RUNNING_WORKFLOWS,

@@ -1,4 +1,4 @@
-import type { WorkflowDefinition, NodeType } from './definition.js';
+import type { NodeType, WorkflowDefinition } from './definition.js';
 import type { ErrorInfo } from './errors.js';
 import type { Status } from './status.js';
 

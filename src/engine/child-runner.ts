@@ -1,4 +1,4 @@
-import { DEFAULTS, type ChildWorkflowNode, type WorkflowDefinition } from '../domain/definition.js';
+import { type ChildWorkflowNode, DEFAULTS, type WorkflowDefinition } from '../domain/definition.js';
 import { AppError } from '../domain/errors.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import { planWorkflow } from './plan.js';
@@ -42,7 +42,11 @@ export async function runChildWorkflowNode(
     });
     run.addWorkflow(planned);
     run.patchNode(record, { childWorkflowId: planned.workflow.id });
-    run.emit('childAttached', record.id, { node: node.name, childWorkflowId: planned.workflow.id, name: definition.name });
+    run.emit('childAttached', record.id, {
+      node: node.name,
+      childWorkflowId: planned.workflow.id,
+      name: definition.name,
+    });
     run.emit('treeUpdated', record.id, { node: node.name });
     await run.flush();
     child = planned.workflow;

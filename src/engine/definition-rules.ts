@@ -1,8 +1,8 @@
-import { DEFAULTS, type AgentConfig, type WorkflowNode } from '../domain/definition.js';
+import { type AgentConfig, DEFAULTS, type WorkflowNode } from '../domain/definition.js';
 import { AppError, ValidationError } from '../domain/errors.js';
 import type { ModelCatalog } from '../domain/ports.js';
 import { compileSchema } from './response-format.js';
-import { MISSING, forEachString, lookup, refsIn } from './templates.js';
+import { forEachString, lookup, MISSING, refsIn } from './templates.js';
 
 /**
  * Cross-field rules a zod shape cannot express (DESIGN §3): unique node names, known agents,
@@ -75,11 +75,11 @@ function checkAgents(agents: Record<string, AgentConfig>, path: string, context:
     if (agent.simulate && provider !== undefined && provider !== 'sim') {
       issues.push({ path: `${path}.${name}.simulate`, message: 'only applies to sim/* models' });
     }
-    agent.tools?.forEach((tool, i) => {
+    for (const [i, tool] of (agent.tools ?? []).entries()) {
       if (!context.toolNames.has(tool)) {
         issues.push({ path: `${path}.${name}.tools.${i}`, message: `unknown tool "${tool}"` });
       }
-    });
+    }
   }
 }
 
@@ -104,7 +104,8 @@ function checkScope(
       return;
     }
     const duplicate = seen.get(node.name);
-    if (duplicate) issues.push({ path: `${nodePath}.name`, message: `"${node.name}" is also the name of ${duplicate}` });
+    if (duplicate)
+      issues.push({ path: `${nodePath}.name`, message: `"${node.name}" is also the name of ${duplicate}` });
     else seen.set(node.name, nodePath);
 
     switch (node.type) {
@@ -113,20 +114,24 @@ function checkScope(
         break;
       case 'sequence': {
         const done = new Set(before);
-        node.steps.forEach((step, i) => {
+        for (const [i, step] of node.steps.entries()) {
           walk(step, `${nodePath}.steps.${i}`, depth + 1, new Set(done));
           collectNames(step, done);
-        });
+        }
         break;
       }
       case 'parallel':
-        node.steps.forEach((step, i) => walk(step, `${nodePath}.steps.${i}`, depth + 1, new Set(before)));
+        for (const [i, step] of node.steps.entries()) walk(step, `${nodePath}.steps.${i}`, depth + 1, new Set(before));
         break;
       case 'workflow': {
         const child = node.definition;
         checkTemplates(child.input, `${nodePath}.definition.input`, before, scope);
         checkAgents(child.agents ?? {}, `${nodePath}.definition.agents`, context, issues);
-        const childScope: Scope = { agents: { ...scope.agents, ...child.agents }, input: child.input, inputKnown: false };
+        const childScope: Scope = {
+          agents: { ...scope.agents, ...child.agents },
+          input: child.input,
+          inputKnown: false,
+        };
         checkScope(child, `${nodePath}.definition.root`, childScope, depth + 1, counter, context, issues);
         break;
       }
@@ -142,7 +147,10 @@ function checkScope(
       try {
         compileSchema(node.responseFormat);
       } catch (err) {
-        issues.push({ path: `${nodePath}.responseFormat`, message: `is not a valid JSON Schema: ${(err as Error).message}` });
+        issues.push({
+          path: `${nodePath}.responseFormat`,
+          message: `is not a valid JSON Schema: ${(err as Error).message}`,
+        });
       }
     }
     checkTemplates(node.user, `${nodePath}.user`, before, scope);
@@ -155,7 +163,10 @@ function checkScope(
         if (ref.kind === 'invalid') {
           issues.push({ path: textPath, message: `{{${ref.raw}}} is not {{input.<path>}} or {{steps.<name>.output}}` });
         } else if (ref.kind === 'step' && !before.has(ref.step)) {
-          const why = seen.has(ref.step) || exists(definition.root, ref.step) ? 'does not complete before this node' : 'is not a node of this workflow';
+          const why =
+            seen.has(ref.step) || exists(definition.root, ref.step)
+              ? 'does not complete before this node'
+              : 'is not a node of this workflow';
           issues.push({ path: textPath, message: `{{${ref.raw}}}: step "${ref.step}" ${why}` });
         } else if (ref.kind === 'input' && refScope.inputKnown && lookup(refScope.input, ref.path) === MISSING) {
           issues.push({ path: textPath, message: `{{${ref.raw}}}: the workflow input has no "${ref.path.join('.')}"` });

@@ -1,5 +1,5 @@
 import type { WorkflowDefinition } from '../domain/definition.js';
-import type { Clock, CreateResult, EventBus, ModelCatalog, WorkQueue, WorkflowStore } from '../domain/ports.js';
+import type { Clock, CreateResult, EventBus, ModelCatalog, WorkflowStore, WorkQueue } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -7,7 +7,7 @@ import { checkDefinition } from './definition-rules.js';
 import { planWorkflow } from './plan.js';
 import { Run } from './run.js';
 import { createSemaphore } from './semaphore.js';
-import { type EngineServices, cancelledError, isShutdown, shuttingDownError } from './services.js';
+import { cancelledError, type EngineServices, isShutdown, shuttingDownError } from './services.js';
 import type { RetryPolicy } from './transport-retry.js';
 
 /** What the API layer asks of the engine. */
@@ -18,7 +18,11 @@ export interface Executor {
    * ValidationError whose `details` name each offending field), persists the workflow with its node
    * rows (and the idempotency key) in one transaction, then enqueues it.
    */
-  submit(tenantId: string, definition: WorkflowDefinition, idempotency?: { key: string; bodyHash: string }): Promise<CreateResult>;
+  submit(
+    tenantId: string,
+    definition: WorkflowDefinition,
+    idempotency?: { key: string; bodyHash: string },
+  ): Promise<CreateResult>;
   /** Sticky cancel of the workflow and its descendants; aborts in-flight calls. Undefined when not found for the tenant. */
   cancel(tenantId: string, workflowId: string): Promise<WorkflowRecord | undefined>;
   /** Resumes every non-terminal workflow and starts taking work. */
@@ -146,4 +150,3 @@ export function createExecutor(options: ExecutorOptions): Executor {
     },
   };
 }
-

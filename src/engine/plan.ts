@@ -57,7 +57,7 @@ export function planWorkflow(
     };
     nodes.push(record);
     if (node.type === 'sequence' || node.type === 'parallel') {
-      node.steps.forEach((step, i) => visit(step, record.id, i, depth + 1));
+      for (const [i, step] of node.steps.entries()) visit(step, record.id, i, depth + 1);
     }
   };
   visit(definition.root, null, 0, 0);

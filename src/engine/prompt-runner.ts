@@ -1,6 +1,13 @@
 import { DEFAULTS, type PromptNode } from '../domain/definition.js';
 import { AppError } from '../domain/errors.js';
-import { type LlmMessage, type LlmRequest, type LlmResponse, type ToolResultBlock, type ToolUseBlock, responseText } from '../domain/llm.js';
+import {
+  type LlmMessage,
+  type LlmRequest,
+  type LlmResponse,
+  responseText,
+  type ToolResultBlock,
+  type ToolUseBlock,
+} from '../domain/llm.js';
 import type { ResolvedModel } from '../domain/ports.js';
 import type { NodeRecord } from '../domain/records.js';
 import { redactSecrets, redactValue } from '../domain/redact.js';
@@ -62,7 +69,11 @@ export async function runPromptNode(
   const call = { node: node.name, nodeId: record.id, agent: node.agent, attempt };
   try {
     for (let turn = 1; turn <= maxTurns; turn++) {
-      const response = await callModel(run, model, request, deadline.signal, { ...call, turn, prompt: turn === 1 ? user : undefined });
+      const response = await callModel(run, model, request, deadline.signal, {
+        ...call,
+        turn,
+        prompt: turn === 1 ? user : undefined,
+      });
       const toolUses = response.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
       if (toolUses.length === 0) {
         const text = responseText(response);
@@ -76,7 +87,10 @@ export async function runPromptNode(
       ];
       request.messages = [...request.messages, ...turns];
     }
-    throw new AppError('MAX_TURNS_EXCEEDED', `node "${node.name}" reached maxTurns (${maxTurns}) without a final answer`);
+    throw new AppError(
+      'MAX_TURNS_EXCEEDED',
+      `node "${node.name}" reached maxTurns (${maxTurns}) without a final answer`,
+    );
   } finally {
     deadline.dispose();
   }
@@ -91,7 +105,13 @@ interface CallInfo {
   prompt: string | undefined;
 }
 
-async function callModel(run: Run, model: ResolvedModel, request: LlmRequest, signal: AbortSignal, info: CallInfo): Promise<LlmResponse> {
+async function callModel(
+  run: Run,
+  model: ResolvedModel,
+  request: LlmRequest,
+  signal: AbortSignal,
+  info: CallInfo,
+): Promise<LlmResponse> {
   const { services } = run;
   const { clock } = services;
   run.emit('agentPromptStart', info.nodeId, {
@@ -109,7 +129,10 @@ async function callModel(run: Run, model: ResolvedModel, request: LlmRequest, si
     async () => {
       if (services.isStopping()) throw shuttingDownError();
       if (++run.llmCalls > run.llmCallLimit) {
-        throw new AppError('LLM_CALL_LIMIT_EXCEEDED', `the workflow reached its limit of ${run.llmCallLimit} model calls`);
+        throw new AppError(
+          'LLM_CALL_LIMIT_EXCEEDED',
+          `the workflow reached its limit of ${run.llmCallLimit} model calls`,
+        );
       }
       await services.llmSlots.acquire(signal);
       try {
@@ -150,11 +173,20 @@ async function callModel(run: Run, model: ResolvedModel, request: LlmRequest, si
   return response;
 }
 
-async function invokeTool(run: Run, use: ToolUseBlock, record: NodeRecord, allowed: ReadonlySet<string>): Promise<ToolResultBlock> {
+async function invokeTool(
+  run: Run,
+  use: ToolUseBlock,
+  record: NodeRecord,
+  allowed: ReadonlySet<string>,
+): Promise<ToolResultBlock> {
   const started = run.services.clock.now();
   const result = allowed.has(use.name)
     ? await run.services.tools.run(use.name, use.input, { workflow: run.workflow, node: record, nodes: run.nodesById })
-    : { content: JSON.stringify({ error: `tool "${use.name}" is not available to this agent` }), isError: true, output: null };
+    : {
+        content: JSON.stringify({ error: `tool "${use.name}" is not available to this agent` }),
+        isError: true,
+        output: null,
+      };
   run.emit('toolInvocation', record.id, {
     node: record.name,
     toolName: use.name,

@@ -1,4 +1,4 @@
-import { DEFAULTS, type AgentConfig, type WorkflowDefinition, type WorkflowNode } from '../domain/definition.js';
+import { type AgentConfig, DEFAULTS, type WorkflowDefinition, type WorkflowNode } from '../domain/definition.js';
 import { AppError, type ErrorInfo, toErrorInfo } from '../domain/errors.js';
 import type { EventType, WorkflowEvent } from '../domain/events.js';
 import type { ChangeSet, NewWorkflow } from '../domain/ports.js';
@@ -7,7 +7,7 @@ import type { Status } from '../domain/status.js';
 import { runChildWorkflowNode } from './child-runner.js';
 import { withDeadline } from './deadline.js';
 import { runPromptNode } from './prompt-runner.js';
-import { type EngineServices, cancelledError, isCancellation, isShutdown, shuttingDownError } from './services.js';
+import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
 import { MISSING, type TemplateScope } from './templates.js';
 
 /**
@@ -95,7 +95,8 @@ export class Run {
     const now = this.services.clock.now();
     if (status === 'cancelled') {
       for (const node of this.nodesById.values()) {
-        if (node.status === 'idle' || node.status === 'running') this.patchNode(node, { status: 'cancelled', endedAt: now });
+        if (node.status === 'idle' || node.status === 'running')
+          this.patchNode(node, { status: 'cancelled', endedAt: now });
       }
     }
     this.patchWorkflow({ status, output, error, endedAt: now });
@@ -141,7 +142,12 @@ export class Run {
     }
   }
 
-  private async runKind(node: WorkflowNode, record: NodeRecord, signal: AbortSignal, attempt: number): Promise<unknown> {
+  private async runKind(
+    node: WorkflowNode,
+    record: NodeRecord,
+    signal: AbortSignal,
+    attempt: number,
+  ): Promise<unknown> {
     switch (node.type) {
       case 'prompt':
         return runPromptNode(this, node, record, signal, attempt);

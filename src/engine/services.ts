@@ -1,9 +1,9 @@
-import type { EventBus, ModelCatalog, Clock, WorkflowStore } from '../domain/ports.js';
+import { AppError } from '../domain/errors.js';
+import type { Clock, EventBus, ModelCatalog, WorkflowStore } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Semaphore } from './semaphore.js';
 import type { RetryPolicy } from './transport-retry.js';
-import { AppError } from '../domain/errors.js';
 
 /** What a run needs from the executor that owns it. */
 export interface EngineServices {

@@ -37,8 +37,9 @@ export function refsIn(text: string): TemplateRef[] {
 /** Calls `visit` for every string inside a JSON value, with its path. */
 export function forEachString(value: unknown, path: string, visit: (text: string, path: string) => void): void {
   if (typeof value === 'string') visit(value, path);
-  else if (Array.isArray(value)) value.forEach((item, i) => forEachString(item, `${path}.${i}`, visit));
-  else if (value !== null && typeof value === 'object') {
+  else if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) forEachString(item, `${path}.${i}`, visit);
+  } else if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) forEachString(item, `${path}.${key}`, visit);
   }
 }

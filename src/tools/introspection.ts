@@ -12,8 +12,7 @@ function childCount(context: ToolContext, nodeId: string): number {
 export const inspectCurrentNode = defineTool({
   definition: {
     name: 'inspect_current_node',
-    description:
-      'Get information about the current workflow node including ID, name, status, and parent reference',
+    description: 'Get information about the current workflow node including ID, name, status, and parent reference',
     input_schema: { type: 'object', properties: {}, required: [] },
   },
   input: z.object({}),

@@ -1,7 +1,7 @@
 import type { ToolDefinition } from '../domain/llm.js';
+import { redactValue } from '../domain/redact.js';
 import { inspectCurrentNode } from './introspection.js';
 import type { Tool, ToolContext } from './tool.js';
-import { redactValue } from '../domain/redact.js';
 
 export interface ToolResult {
   content: string;

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeServer, errorBody, startFakeAnthropic, textMessage, toolUseMessage } from '../helpers/fake-anthropic.js';
-import { type TestApp, buildTestApp, waitForStatus } from '../helpers/build-app.js';
+import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
+import {
+  errorBody,
+  type FakeServer,
+  startFakeAnthropic,
+  textMessage,
+  toolUseMessage,
+} from '../helpers/fake-anthropic.js';
 
 /**
  * The real @anthropic-ai/sdk against a local fake Anthropic API: the tool loop, the single
@@ -52,7 +58,7 @@ describe('Anthropic provider through the real SDK', () => {
     expect(first.model).toBe('claude-sonnet-5-5');
     expect(first.tools.map((tool) => tool.name)).toEqual(['inspect_current_node']);
     const second = fake.requests[1]?.body as { messages: Array<{ role: string; content: unknown }> };
-    const toolResult = (second.messages[2]?.content as Array<{ type: string; content: string }>)[0];
+    const toolResult = (second.messages[2]?.content as Array<{ type: string; content: string }> | undefined)?.[0];
     expect(toolResult?.type).toBe('tool_result');
     expect(JSON.parse(toolResult?.content ?? '{}')).toMatchObject({ name: 'ask', status: 'running', depth: 0 });
     const invocation = (await events(id)).find((e) => e.type === 'toolInvocation');

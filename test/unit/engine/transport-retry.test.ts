@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, ProviderError } from '../../../src/domain/errors.js';
 import type { Clock } from '../../../src/domain/ports.js';
-import { type RetryNotice, backoffDelay, callWithRetry } from '../../../src/engine/transport-retry.js';
+import { backoffDelay, callWithRetry, type RetryNotice } from '../../../src/engine/transport-retry.js';
 
 function recordingClock(): Clock & { slept: number[] } {
   const slept: number[] = [];
@@ -71,7 +71,9 @@ describe('callWithRetry', () => {
     const clock = recordingClock();
     const { call, calls } = failing(Array.from({ length: 10 }, () => new ProviderError('server', '503')));
     const signal = new AbortController().signal;
-    await expect(callWithRetry(call, { policy, signal, clock, onRetry: () => {} })).rejects.toBeInstanceOf(ProviderError);
+    await expect(callWithRetry(call, { policy, signal, clock, onRetry: () => {} })).rejects.toBeInstanceOf(
+      ProviderError,
+    );
     expect(calls()).toBe(4);
   });
 
@@ -83,7 +85,9 @@ describe('callWithRetry', () => {
       controller.abort(reason);
       throw new ProviderError('server', '500');
     };
-    await expect(callWithRetry(call, { policy, signal: controller.signal, clock, onRetry: () => {} })).rejects.toBe(reason);
+    await expect(callWithRetry(call, { policy, signal: controller.signal, clock, onRetry: () => {} })).rejects.toBe(
+      reason,
+    );
   });
 
   it('caps exponential delays at maxDelayMs and keeps at least half', () => {
