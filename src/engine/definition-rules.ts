@@ -143,6 +143,16 @@ function checkScope(
     if (!agent) issues.push({ path: `${nodePath}.agent`, message: `unknown agent "${node.agent}"` });
     else checkTemplates(agent.system, `agents.${node.agent}.system`, before, scope);
     if (node.overrides?.model) checkModel(node.overrides.model, `${nodePath}.overrides.model`, context, issues);
+    // The Anthropic Messages API of the pinned SDK takes no temperature: reject rather than drop it.
+    const modelSpec = node.overrides?.model ?? agent?.model ?? context.defaultModel;
+    const temperature = node.overrides?.temperature ?? agent?.temperature;
+    if (temperature !== undefined && providerOf(modelSpec, context) === 'anthropic') {
+      const where =
+        node.overrides?.temperature === undefined
+          ? `agents.${node.agent}.temperature`
+          : `${nodePath}.overrides.temperature`;
+      issues.push({ path: where, message: 'is not supported by anthropic/* models; remove it' });
+    }
     if (node.responseFormat) {
       try {
         compileSchema(node.responseFormat);
@@ -173,6 +183,14 @@ function checkScope(
         }
       }
     });
+  }
+}
+
+function providerOf(spec: string, context: RuleContext): string | undefined {
+  try {
+    return context.models.resolve(spec).provider;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,0 +1,143 @@
+import Anthropic, {
+  AnthropicError,
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+} from '@anthropic-ai/sdk';
+import type {
+  StopReason as AnthropicStopReason,
+  Message,
+  MessageCreateParamsNonStreaming,
+  MessageParam,
+  Tool,
+} from '@anthropic-ai/sdk/resources/messages/messages';
+import { ProviderError } from '../domain/errors.js';
+import type { ContentBlock, LlmRequest, LlmResponse, StopReason } from '../domain/llm.js';
+import type { LlmProvider } from '../domain/ports.js';
+import { httpProviderError, redact } from './retry-after.js';
+
+/**
+ * `anthropic/<model>` through the official SDK (DESIGN §7). The SDK never retries (`maxRetries: 0`):
+ * the executor is the only retry layer, and it decides from the ProviderError kind alone.
+ */
+export function createAnthropicProvider(options: { apiKey: string; baseURL?: string }): LlmProvider {
+  const client = new Anthropic({
+    apiKey: options.apiKey,
+    ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+    maxRetries: 0,
+    // An explicit timeout stops the SDK refusing large non-streaming `max_tokens`; the real deadline
+    // is the executor's AbortSignal on every call.
+    timeout: 10 * 60_000,
+  });
+
+  return {
+    async complete(request, { signal }) {
+      if (signal.aborted) throw signal.reason;
+      if (request.temperature !== undefined) {
+        // SDK 1.x speaks anthropic-version 2026-10-21, which removed sampling parameters: the API
+        // answers 400 to any `temperature`. Rejected here, with a clear message, rather than dropped.
+        throw new ProviderError(
+          'invalid_request',
+          'temperature is not supported by the Anthropic Messages API (anthropic-version 2026-10-21); remove it for anthropic/* models',
+        );
+      }
+      let message: Message;
+      try {
+        message = await client.messages.create(toParams(request), { signal });
+      } catch (err) {
+        throw toProviderFailure(err, signal, options.apiKey);
+      }
+      return toResponse(message, request);
+    },
+  };
+}
+
+function toParams(request: LlmRequest): MessageCreateParamsNonStreaming {
+  const params: MessageCreateParamsNonStreaming = {
+    model: request.model,
+    max_tokens: request.maxTokens,
+    // Our message shape is the Anthropic one (DESIGN §7), so it is passed through as is.
+    messages: request.messages as MessageParam[],
+  };
+  if (request.system !== undefined && request.system !== '') params.system = request.system;
+  if (request.stop !== undefined && request.stop.length > 0) params.stop_sequences = request.stop;
+  if (request.tools !== undefined && request.tools.length > 0) {
+    params.tools = request.tools.map(
+      (tool): Tool => ({
+        name: tool.name,
+        description: tool.description,
+        input_schema: tool.input_schema as Tool.InputSchema,
+      }),
+    );
+  }
+  return params;
+}
+
+const STOP_REASONS: Record<AnthropicStopReason, StopReason> = {
+  end_turn: 'end_turn',
+  tool_use: 'tool_use',
+  max_tokens: 'max_tokens',
+  stop_sequence: 'stop_sequence',
+  // Server-tool pauses and refusals end the turn as far as the executor's loop is concerned.
+  pause_turn: 'end_turn',
+  refusal: 'end_turn',
+  model_context_window_exceeded: 'max_tokens',
+};
+
+function toResponse(message: Message, request: LlmRequest): LlmResponse {
+  const content: ContentBlock[] = [];
+  for (const block of message.content) {
+    if (block.type === 'text') content.push({ type: 'text', text: block.text });
+    else if (block.type === 'tool_use') {
+      const input = block.input;
+      const record = typeof input === 'object' && input !== null && !Array.isArray(input);
+      content.push({
+        type: 'tool_use',
+        id: block.id,
+        name: block.name,
+        input: record ? (input as Record<string, unknown>) : {},
+      });
+    }
+    // Thinking and server-tool blocks have no place in the provider-neutral shape.
+  }
+  const usage = message.usage;
+  const response: LlmResponse = {
+    content,
+    stopReason: (message.stop_reason && STOP_REASONS[message.stop_reason]) || 'end_turn',
+    usage: { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens },
+    model: message.model ?? request.model,
+    requestId: message.id ?? null,
+  };
+  if (typeof usage.cache_read_input_tokens === 'number') {
+    response.usage.cacheReadTokens = usage.cache_read_input_tokens;
+  }
+  if (typeof usage.cache_creation_input_tokens === 'number') {
+    response.usage.cacheWriteTokens = usage.cache_creation_input_tokens;
+  }
+  return response;
+}
+
+/** Classifies an SDK failure (DESIGN §5.1); an abort is the caller's own reason, untouched. */
+function toProviderFailure(err: unknown, signal: AbortSignal, apiKey: string): unknown {
+  if (signal.aborted) return signal.reason;
+  if (err instanceof APIUserAbortError) return err;
+  if (err instanceof APIConnectionTimeoutError) {
+    return new ProviderError('timeout', 'Anthropic request timed out', { cause: err });
+  }
+  if (err instanceof APIConnectionError) {
+    return new ProviderError('connection', `Anthropic connection failed: ${redact(err.message, apiKey)}`, {
+      cause: err,
+    });
+  }
+  if (err instanceof APIError && typeof err.status === 'number') {
+    const message = redact(err.apiMessage ?? err.message, apiKey);
+    const kind = err.type === 'overloaded_error' ? 'overloaded' : undefined;
+    return httpProviderError('Anthropic', err.status, message, { headers: err.headers, kind, cause: err });
+  }
+  if (err instanceof AnthropicError) {
+    // Raised by the SDK before sending (bad options): retrying the same request cannot help.
+    return new ProviderError('invalid_request', `Anthropic: ${redact(err.message, apiKey)}`, { cause: err });
+  }
+  return err;
+}

@@ -1,0 +1,161 @@
+import { z } from 'zod';
+import { AppError } from '../domain/errors.js';
+import type { TokenUsage } from '../domain/llm.js';
+import type { LlmProvider, ModelCatalog, ModelTier, ResolvedModel } from '../domain/ports.js';
+
+/** Model specs, tiers and prices (DESIGN §7). */
+
+const TIERS = ['haiku', 'sonnet', 'opus'] as const;
+type NamedTier = (typeof TIERS)[number];
+
+/** Providers baton knows how to talk to; whether each is configured is decided by `providers`. */
+const KNOWN_PROVIDERS = ['sim', 'anthropic', 'openai'];
+
+const ModelIdSchema = z.string().regex(/^[^/\s]+\/\S+$/, 'must be "<provider>/<model>"');
+
+export const ModelTiersSchema = z.strictObject({
+  haiku: ModelIdSchema.optional(),
+  sonnet: ModelIdSchema.optional(),
+  opus: ModelIdSchema.optional(),
+});
+export type ModelTiers = z.infer<typeof ModelTiersSchema>;
+
+/** USD per million tokens; cache prices default to Anthropic's multiples of the input price. */
+export const ModelPriceSchema = z.strictObject({
+  input: z.number().min(0),
+  output: z.number().min(0),
+  cacheRead: z.number().min(0).optional(),
+  cacheWrite: z.number().min(0).optional(),
+});
+export type ModelPrice = z.infer<typeof ModelPriceSchema>;
+export const ModelPricesSchema = z.record(ModelIdSchema, ModelPriceSchema);
+
+const SIM_TIERS: Record<NamedTier, string> = { haiku: 'sim/haiku', sonnet: 'sim/sonnet', opus: 'sim/opus' };
+const ANTHROPIC_TIERS: Record<NamedTier, string> = {
+  haiku: 'anthropic/claude-haiku-5-5',
+  sonnet: 'anthropic/claude-sonnet-5-5',
+  opus: 'anthropic/claude-opus-5-5',
+};
+
+const TIER_PRICES: Record<ModelTier, ModelPrice> = {
+  haiku: { input: 1, output: 5 },
+  sonnet: { input: 3, output: 15 },
+  opus: { input: 15, output: 75 },
+  other: { input: 0, output: 0 },
+};
+const CACHE_READ_FACTOR = 0.1;
+const CACHE_WRITE_FACTOR = 1.25;
+
+/** Specs come from client definitions, so the memo is bounded: past this size it starts over. */
+const MAX_MEMO_ENTRIES = 10_000;
+
+export interface ModelCatalogOptions {
+  providers: Record<string, LlmProvider>;
+  /** MODEL_TIERS as parsed JSON; validated here. */
+  tiers?: Record<string, unknown>;
+  /** MODEL_PRICES as parsed JSON, keyed by full model id; validated here. */
+  prices?: Record<string, unknown>;
+  defaultModel: string;
+  hasAnthropicKey: boolean;
+}
+
+export function tierOf(modelName: string): ModelTier {
+  const lower = modelName.toLowerCase();
+  for (const tier of TIERS) if (lower.includes(tier)) return tier;
+  return 'other';
+}
+
+function isNamedTier(spec: string): spec is NamedTier {
+  return (TIERS as readonly string[]).includes(spec);
+}
+
+function parseAtBoot<T>(name: string, schema: z.ZodType<T>, value: unknown): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  throw new Error(`Invalid ${name}: ${issues.join('; ')}`);
+}
+
+export function createModelCatalog(options: ModelCatalogOptions): ModelCatalog {
+  const configuredTiers = parseAtBoot('MODEL_TIERS', ModelTiersSchema, options.tiers ?? {});
+  const prices = parseAtBoot('MODEL_PRICES', ModelPricesSchema, options.prices ?? {});
+  const tiers: Record<NamedTier, string> = {
+    ...(options.hasAnthropicKey ? ANTHROPIC_TIERS : SIM_TIERS),
+    ...configuredTiers,
+  };
+  const knownProviders = new Set([...KNOWN_PROVIDERS, ...Object.keys(options.providers)]);
+  for (const [tier, id] of Object.entries(tiers)) {
+    const provider = id.slice(0, id.indexOf('/'));
+    if (!knownProviders.has(provider))
+      throw new Error(`Invalid MODEL_TIERS: ${tier} uses unknown provider "${provider}"`);
+  }
+
+  const resolved = new Map<string, ResolvedModel>();
+  const priceById = new Map<string, ModelPrice>();
+
+  function resolveUncached(spec: string): ResolvedModel {
+    const id = isNamedTier(spec) ? tiers[spec] : spec;
+    const slash = id.indexOf('/');
+    const provider = slash > 0 ? id.slice(0, slash) : '';
+    const providerModel = slash > 0 ? id.slice(slash + 1) : '';
+    if (provider === '' || providerModel === '' || !knownProviders.has(provider)) {
+      throw new AppError(
+        'UNKNOWN_MODEL',
+        `Unknown model "${spec}": use "haiku", "sonnet", "opus" or "<provider>/<model>" with provider ${[...knownProviders].join(', ')}`,
+        { statusCode: 400 },
+      );
+    }
+    const client = options.providers[provider];
+    if (!client) {
+      const hint =
+        provider === 'anthropic' ? 'ANTHROPIC_API_KEY' : provider === 'openai' ? 'OPENAI_BASE_URL' : 'its settings';
+      throw new AppError('PROVIDER_NOT_CONFIGURED', `Provider "${provider}" is not configured: set ${hint}`, {
+        statusCode: 400,
+      });
+    }
+    return { id, provider, providerModel, tier: tierOf(providerModel), simulated: provider === 'sim', client };
+  }
+
+  function priceOf(modelId: string): ModelPrice {
+    let price = priceById.get(modelId);
+    if (price === undefined) {
+      const slash = modelId.indexOf('/');
+      price = prices[modelId] ?? TIER_PRICES[tierOf(slash >= 0 ? modelId.slice(slash + 1) : modelId)];
+      if (priceById.size >= MAX_MEMO_ENTRIES) priceById.clear();
+      priceById.set(modelId, price);
+    }
+    return price;
+  }
+
+  const catalog: ModelCatalog = {
+    defaultModel: options.defaultModel,
+    resolve(spec) {
+      let model = resolved.get(spec);
+      if (model === undefined) {
+        model = resolveUncached(spec);
+        if (resolved.size >= MAX_MEMO_ENTRIES) resolved.clear();
+        resolved.set(spec, model);
+      }
+      return model;
+    },
+    costUsd(modelId, usage: TokenUsage) {
+      const price = priceOf(modelId);
+      const cacheRead = price.cacheRead ?? price.input * CACHE_READ_FACTOR;
+      const cacheWrite = price.cacheWrite ?? price.input * CACHE_WRITE_FACTOR;
+      const micro =
+        usage.inputTokens * price.input +
+        usage.outputTokens * price.output +
+        (usage.cacheReadTokens ?? 0) * cacheRead +
+        (usage.cacheWriteTokens ?? 0) * cacheWrite;
+      return micro / 1_000_000;
+    },
+  };
+
+  // A wrong DEFAULT_MODEL should stop the boot, not fail the first workflow.
+  try {
+    catalog.resolve(options.defaultModel);
+  } catch (err) {
+    throw new Error(`Invalid DEFAULT_MODEL "${options.defaultModel}": ${(err as Error).message}`);
+  }
+  return catalog;
+}

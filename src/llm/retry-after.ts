@@ -1,0 +1,49 @@
+import { classifyHttpFailure, ProviderError } from '../domain/errors.js';
+
+/** The part of a WHATWG `Headers` the adapters read; both the SDK and fetch responses have it. */
+export interface HeaderReader {
+  get(name: string): string | null;
+}
+
+const SECONDS = /^\s*\d+(\.\d+)?\s*$/;
+
+/**
+ * How long the provider asked us to wait, in ms: `retry-after-ms` (Anthropic, OpenAI) wins over
+ * `retry-after`, which is either delta-seconds or an HTTP date (RFC 9110 §10.2.3).
+ * Unparseable or negative values mean "no hint" so the executor falls back to its own backoff.
+ */
+export function retryAfterMs(headers: HeaderReader | null | undefined, now: number = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null) {
+    const value = Number(ms);
+    if (ms.trim() !== '' && Number.isFinite(value) && value >= 0) return Math.ceil(value);
+  }
+  const retryAfter = headers.get('retry-after');
+  if (retryAfter === null) return undefined;
+  if (SECONDS.test(retryAfter)) return Math.ceil(Number(retryAfter) * 1000);
+  const date = Date.parse(retryAfter);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+/** Replaces every occurrence of `secret` so a server echoing credentials cannot leak them into logs. */
+export function redact(text: string, secret: string | undefined): string {
+  if (!secret || secret.length < 4 || !text.includes(secret)) return text;
+  return text.split(secret).join('[redacted]');
+}
+
+/** The one way an HTTP failure from any provider becomes a ProviderError (DESIGN §5.1). */
+export function httpProviderError(
+  provider: string,
+  status: number,
+  message: string,
+  options: { headers?: HeaderReader | null; kind?: ProviderError['kind']; cause?: unknown } = {},
+): ProviderError {
+  const kind = options.kind ?? classifyHttpFailure(status, message);
+  return new ProviderError(kind, `${provider} HTTP ${status}: ${message}`, {
+    httpStatus: status,
+    retryAfterMs: retryAfterMs(options.headers),
+    cause: options.cause,
+  });
+}

@@ -1,0 +1,213 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ProviderError } from '../../../src/domain/errors.js';
+import { type LlmRequest, responseText } from '../../../src/domain/llm.js';
+import type { LlmProvider } from '../../../src/domain/ports.js';
+import { createOpenAiProvider } from '../../../src/llm/openai.js';
+import { chatError, chatText, chatToolCall, type FakeServer, startFakeOpenAi } from '../../helpers/fake-openai.js';
+
+const API_KEY = 'sk-openai-test-0123456789';
+const signal = new AbortController().signal;
+
+let fake: FakeServer;
+let provider: LlmProvider;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAi();
+  provider = createOpenAiProvider({ baseURL: fake.url, apiKey: API_KEY });
+});
+afterAll(async () => {
+  await fake.close();
+});
+beforeEach(() => {
+  fake.requests.length = 0;
+});
+
+function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
+  return {
+    model: 'qwen2.5',
+    system: 'You are terse.',
+    messages: [{ role: 'user', content: 'Say hi' }],
+    maxTokens: 256,
+    ...overrides,
+  };
+}
+
+async function failure(call: Promise<unknown>): Promise<ProviderError> {
+  const err = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ProviderError);
+  return err as ProviderError;
+}
+
+const retrieveTool = {
+  name: 'retrieve',
+  description: 'Search docs',
+  input_schema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+};
+
+describe('openai-compatible provider against the fake server', () => {
+  it('sends a chat completion and maps text, finish reason and usage', async () => {
+    fake.enqueue({ body: chatText('hi', { prompt_tokens: 20, completion_tokens: 3, cached_tokens: 8 }) });
+    const response = await provider.complete(request({ temperature: 0.2, stop: ['\n\n'] }), { signal });
+    expect(responseText(response)).toBe('hi');
+    expect(response.stopReason).toBe('end_turn');
+    expect(response.usage).toEqual({ inputTokens: 12, outputTokens: 3, cacheReadTokens: 8 });
+    expect(response.model).toBe('qwen2.5');
+    expect(response.requestId).toMatch(/^chatcmpl-fake-/);
+
+    const sent = fake.requests[0]!;
+    expect(sent.path).toBe('/v1/chat/completions');
+    expect(sent.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    expect(sent.body).toEqual({
+      model: 'qwen2.5',
+      max_tokens: 256,
+      temperature: 0.2,
+      stop: ['\n\n'],
+      messages: [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: 'Say hi' },
+      ],
+    });
+  });
+
+  it('round-trips a tool call: tool_calls → tool_use, then tool_use/tool_result → OpenAI messages', async () => {
+    fake.enqueue({ body: chatToolCall('retrieve', { query: 'retries' }) }, { body: chatText('done') });
+    const first = await provider.complete(request({ tools: [retrieveTool] }), { signal });
+    expect(first.stopReason).toBe('tool_use');
+    const [call] = first.content;
+    expect(call).toEqual({
+      type: 'tool_use',
+      id: expect.stringMatching(/^call_fake_/),
+      name: 'retrieve',
+      input: { query: 'retries' },
+    });
+    if (call?.type !== 'tool_use') throw new Error('expected a tool call');
+
+    const messages: LlmRequest['messages'] = [
+      { role: 'user', content: 'Say hi' },
+      { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }, call] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: call.id, content: 'no results', is_error: true },
+          { type: 'text', text: 'Go on.' },
+        ],
+      },
+    ];
+    const second = await provider.complete(request({ tools: [retrieveTool], messages }), { signal });
+    expect(responseText(second)).toBe('done');
+
+    const firstBody = fake.requests[0]!.body as Record<string, unknown>;
+    expect(firstBody.tools).toEqual([
+      {
+        type: 'function',
+        function: { name: 'retrieve', description: 'Search docs', parameters: retrieveTool.input_schema },
+      },
+    ]);
+    const secondBody = fake.requests[1]!.body as { messages: unknown[] };
+    expect(secondBody.messages).toEqual([
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: 'Say hi' },
+      {
+        role: 'assistant',
+        content: 'Looking.',
+        tool_calls: [
+          { id: call.id, type: 'function', function: { name: 'retrieve', arguments: '{"query":"retries"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: call.id, content: 'Error: no results' },
+      { role: 'user', content: 'Go on.' },
+    ]);
+  });
+
+  it('keeps going with input {} when tool arguments are not valid JSON', async () => {
+    fake.enqueue({ body: chatToolCall('retrieve', {}, { rawArguments: '{"query": "unterminated' }) });
+    const response = await provider.complete(request({ tools: [retrieveTool] }), { signal });
+    expect(response.content).toEqual([{ type: 'tool_use', id: expect.any(String), name: 'retrieve', input: {} }]);
+  });
+
+  it('reports a tool call as tool_use even when the server says finish_reason "stop" (Ollama)', async () => {
+    const body = chatToolCall('retrieve', { query: 'x' });
+    body.choices[0]!.finish_reason = 'stop';
+    fake.enqueue({ body });
+    expect((await provider.complete(request({ tools: [retrieveTool] }), { signal })).stopReason).toBe('tool_use');
+  });
+
+  it('maps finish_reason "length" to max_tokens', async () => {
+    const body = chatText('truncat');
+    body.choices[0]!.finish_reason = 'length';
+    fake.enqueue({ body });
+    expect((await provider.complete(request(), { signal })).stopReason).toBe('max_tokens');
+  });
+
+  it('429 → rate_limit with retry-after (seconds)', async () => {
+    fake.enqueue({
+      status: 429,
+      headers: { 'retry-after': '3' },
+      body: chatError('rate_limit_exceeded', 'Rate limit reached'),
+    });
+    const err = await failure(provider.complete(request(), { signal }));
+    expect(err.kind).toBe('rate_limit');
+    expect(err.retryAfterMs).toBe(3000);
+    expect(err.httpStatus).toBe(429);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('429 about quota → quota (fail fast)', async () => {
+    fake.enqueue({ status: 429, body: chatError('insufficient_quota', 'You exceeded your current quota') });
+    const err = await failure(provider.complete(request(), { signal }));
+    expect(err.kind).toBe('quota');
+    expect(err.retryable).toBe(false);
+  });
+
+  it('401 → authentication, without leaking the key', async () => {
+    fake.enqueue({ status: 401, body: chatError('invalid_api_key', `Incorrect API key provided: ${API_KEY}`) });
+    const err = await failure(provider.complete(request(), { signal }));
+    expect(err.kind).toBe('authentication');
+    expect(err.message).not.toContain(API_KEY);
+  });
+
+  it("reads Ollama's string error bodies", async () => {
+    fake.enqueue({ status: 404, body: { error: 'model "qwen9" not found, try pulling it first' } });
+    const err = await failure(provider.complete(request(), { signal }));
+    expect(err.kind).toBe('invalid_request');
+    expect(err.message).toContain('not found, try pulling it first');
+  });
+
+  it('an unexpected body shape → server error (retryable)', async () => {
+    fake.enqueue({ body: { choices: [] } });
+    expect((await failure(provider.complete(request(), { signal }))).kind).toBe('server');
+  });
+
+  it('an abort during a hanging call rethrows the signal reason unchanged', async () => {
+    fake.enqueue({ hang: true });
+    const controller = new AbortController();
+    const reason = new Error('workflow cancelled');
+    const pending = provider.complete(request(), { signal: controller.signal });
+    setTimeout(() => controller.abort(reason), 50);
+    await expect(pending).rejects.toBe(reason);
+  });
+
+  it('works without an API key and with a base URL without /v1', async () => {
+    const bare = createOpenAiProvider({ baseURL: fake.url.replace(/\/v1$/, '/') });
+    fake.enqueue({ body: chatText('local') });
+    expect(responseText(await bare.complete(request({ system: undefined }), { signal }))).toBe('local');
+    const sent = fake.requests[0]!;
+    expect(sent.path).toBe('/chat/completions');
+    expect(sent.headers.authorization).toBeUndefined();
+    expect((sent.body as { messages: unknown[] }).messages).toEqual([{ role: 'user', content: 'Say hi' }]);
+  });
+});
+
+describe('openai-compatible provider: transport failures', () => {
+  it('a refused connection → connection', async () => {
+    const closed = await startFakeOpenAi();
+    await closed.close();
+    const unreachable = createOpenAiProvider({ baseURL: closed.url, apiKey: API_KEY });
+    const err = await failure(unreachable.complete(request(), { signal }));
+    expect(err.kind).toBe('connection');
+    expect(err.retryable).toBe(true);
+  });
+});
