@@ -1,0 +1,154 @@
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../domain/errors.js';
+import type { ErrorBody } from './schemas.js';
+
+/**
+ * The one HTTP error mapping (DESIGN §2, §11): every error leaves as
+ * `{ statusCode, code, error, message, details? }`. 5xx answers are generic and never carry the
+ * original message; the error itself is handed to the request log line (one line per request).
+ */
+
+export interface ValidationDetail {
+  path: string;
+  message: string;
+}
+
+/** Fastify's own error codes that deserve a stable public code of their own. */
+const FASTIFY_CODES: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_NOT_FOUND: 'NOT_FOUND',
+};
+
+const STATUS_CODE_NAMES: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  408: 'REQUEST_TIMEOUT',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE_ENTITY',
+  429: 'RATE_LIMITED',
+  431: 'HEADERS_TOO_LARGE',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+/** Server errors kept for the onResponse log line, so a failing request still logs exactly once. */
+export type ErrorSink = WeakMap<FastifyRequest, unknown>;
+
+export interface ErrorHandlingOptions {
+  sink?: ErrorSink;
+  /** `retry-after` for a 503 whose error names no delay of its own (the shutdown grace period). */
+  unavailableRetryAfterMs?: number;
+}
+
+export function errorBody(statusCode: number, code: string, message: string, details?: unknown): ErrorBody {
+  const body: ErrorBody = { statusCode, code, error: STATUS_CODES[statusCode] ?? 'Error', message };
+  if (details !== undefined) body.details = details;
+  return body;
+}
+
+interface ValidationIssue {
+  instancePath?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Turns schema-validation issues into `{ path: 'root.steps.0.agent', message }` entries. */
+export function validationDetails(issues: readonly ValidationIssue[], context: string | undefined): ValidationDetail[] {
+  const details: ValidationDetail[] = [];
+  for (const issue of issues) {
+    const segments = (issue.instancePath ?? '').split('/').filter((s) => s !== '');
+    // The body is the document itself; other sources are prefixed so `limit` reads `querystring.limit`.
+    const prefix = context && context !== 'body' ? [context] : [];
+    const base = [...prefix, ...segments];
+    const keys = issue.params?.keys;
+    if (Array.isArray(keys) && keys.length > 0) {
+      for (const key of keys) {
+        details.push({ path: [...base, String(key)].join('.'), message: `unknown field "${String(key)}"` });
+      }
+      continue;
+    }
+    details.push({ path: base.length > 0 ? base.join('.') : (context ?? 'body'), message: issue.message ?? 'invalid' });
+  }
+  return details;
+}
+
+export function summarize(details: readonly ValidationDetail[]): string {
+  const [first] = details;
+  if (!first) return 'invalid request';
+  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : '';
+  return `${first.path}: ${first.message}${more}`;
+}
+
+/** Details as the engine's ValidationError may carry them; accepted when they already have paths. */
+function isDetailList(value: unknown): value is ValidationDetail[] {
+  return (
+    Array.isArray(value) &&
+    value.every((d) => typeof d === 'object' && d !== null && typeof (d as ValidationDetail).path === 'string')
+  );
+}
+
+function retryAfterSeconds(ms: number): string {
+  return String(Math.max(1, Math.ceil(ms / 1000)));
+}
+
+export function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  err: unknown,
+  options: ErrorHandlingOptions = {},
+): FastifyReply {
+  const e = err as Partial<FastifyError> & { validation?: ValidationIssue[]; validationContext?: string };
+
+  if (Array.isArray(e.validation)) {
+    const details = validationDetails(e.validation, e.validationContext);
+    return reply.code(400).send(errorBody(400, 'VALIDATION_ERROR', summarize(details), details));
+  }
+
+  if (err instanceof AppError && err.statusCode < 500) {
+    if (err.retryAfterMs !== undefined) reply.header('retry-after', retryAfterSeconds(err.retryAfterMs));
+    let message = err.message;
+    if (err.code === 'VALIDATION_ERROR' && isDetailList(err.details)) {
+      // The engine's messages may not name a field; the summary always does.
+      if (!err.details.some((d) => message.includes(d.path))) message = summarize(err.details);
+    }
+    return reply.code(err.statusCode).send(errorBody(err.statusCode, err.code, message, err.details));
+  }
+
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
+  if (!(err instanceof AppError) && status >= 400 && status < 500) {
+    // Fastify's own client errors (parser, body limit, media type) have safe messages; a foreign
+    // error's message is not known to be, so it gets the status text instead.
+    const code = (e.code && FASTIFY_CODES[e.code]) ?? STATUS_CODE_NAMES[status] ?? 'BAD_REQUEST';
+    const own = typeof e.code === 'string' && e.code.startsWith('FST_') && typeof e.message === 'string';
+    return reply
+      .code(status)
+      .send(errorBody(status, code, own ? (e.message as string) : (STATUS_CODES[status] ?? 'bad request')));
+  }
+
+  if (err instanceof AppError && err.statusCode === 503) {
+    // Unavailability is a state, not a bug: keep its code so clients can back off.
+    const retryAfterMs = err.retryAfterMs ?? options.unavailableRetryAfterMs ?? 1000;
+    reply.header('retry-after', retryAfterSeconds(retryAfterMs));
+    return reply.code(503).send(errorBody(503, err.code, 'service unavailable; retry later'));
+  }
+  options.sink?.set(request, err);
+  return reply.code(500).send(errorBody(500, 'INTERNAL', 'internal error'));
+}
+
+export function registerErrorHandling(app: FastifyInstance, options: ErrorHandlingOptions): void {
+  app.setErrorHandler((err, request, reply) => sendError(request, reply, err, options));
+  app.setNotFoundHandler((request, reply) => {
+    const path = (request.url.split('?')[0] ?? '').slice(0, 200);
+    return reply.code(404).send(errorBody(404, 'NOT_FOUND', `Route ${request.method} ${path} not found`));
+  });
+}

@@ -1,0 +1,164 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Deps } from '../deps.js';
+import { NotFoundError, ValidationError } from '../domain/errors.js';
+import type { WorkflowEvent } from '../domain/events.js';
+import { isTerminal } from '../domain/status.js';
+import { EventPageSchema, EventsQuerySchema, errorResponses, IdParamsSchema } from './schemas.js';
+import { toEventView } from './workflow-view.js';
+
+const BACKLOG_PAGE = 1000;
+
+function frame(event: WorkflowEvent): string {
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(toEventView(event))}\n\n`;
+}
+
+/** `Last-Event-ID` (sent by EventSource on reconnect) wins over `?after=`. */
+function resumePoint(request: FastifyRequest, after: number): number {
+  const header = request.headers['last-event-id'];
+  if (header === undefined || header === '') return after;
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || !/^\d{1,15}$/.test(value.trim())) {
+    throw new ValidationError('last-event-id: must be a non-negative integer (an event seq)', [
+      { path: 'headers.last-event-id', message: 'must be a non-negative integer (an event seq)' },
+    ]);
+  }
+  return Number(value.trim());
+}
+
+/**
+ * Streams a workflow's events as SSE. Order of operations matters: subscribe first (buffering),
+ * then read the backlog, then flush the buffer skipping seqs already sent, so no event committed
+ * while the backlog is read can be lost or sent twice.
+ */
+async function stream(
+  deps: Deps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  workflowId: string,
+  after: number,
+  open: Set<() => void>,
+): Promise<void> {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  res.flushHeaders();
+
+  let lastSent = after;
+  let live = false;
+  let closed = false;
+  const buffered: WorkflowEvent[] = [];
+
+  const finish = (): void => {
+    if (closed) return;
+    closed = true;
+    unsubscribe();
+    clearInterval(keepAlive);
+    open.delete(finish);
+    if (!res.writableEnded) res.end();
+  };
+  const send = (event: WorkflowEvent): void => {
+    if (closed || event.seq <= lastSent) return;
+    res.write(frame(event));
+    lastSent = event.seq;
+    if (event.type === 'workflowEnd') finish();
+  };
+  const readBacklog = async (): Promise<void> => {
+    for (;;) {
+      const page = await deps.store.events(workflowId, lastSent, BACKLOG_PAGE);
+      for (const event of page) send(event);
+      if (closed || page.length < BACKLOG_PAGE) return;
+    }
+  };
+
+  const unsubscribe = deps.events.subscribe(workflowId, (event) => {
+    if (live) send(event);
+    else buffered.push(event);
+  });
+  const keepAlive = setInterval(() => {
+    if (!closed) res.write(': keep-alive\n\n');
+  }, deps.config.SSE_KEEPALIVE_MS);
+  keepAlive.unref();
+  open.add(finish);
+  res.on('close', finish);
+
+  try {
+    await readBacklog();
+    live = true;
+    buffered.sort((a, b) => a.seq - b.seq);
+    for (const event of buffered.splice(0)) send(event);
+    if (closed) return;
+    const workflow = await deps.store.getById(workflowId);
+    if (workflow && isTerminal(workflow.status)) {
+      // Anything committed before the terminal status is readable now; send it, then close.
+      await readBacklog();
+      finish();
+    }
+  } catch (err) {
+    // Headers are gone: the error cannot become a JSON answer, so log it and end the stream.
+    request.log.error({ err, workflowId }, 'event stream failed');
+    finish();
+  }
+}
+
+export async function eventRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
+  const { deps } = opts;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  /** Open streams, ended before the server closes so shutdown does not wait on idle clients. */
+  const open = new Set<() => void>();
+  app.addHook('preClose', async () => {
+    for (const finish of [...open]) finish();
+  });
+
+  r.get(
+    '/v1/workflows/:id/events',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Workflow events: a JSON page, or SSE with Accept: text/event-stream',
+        description:
+          'SSE frames are `id: <seq>`, `event: <type>`, `data: <event JSON>`; resume with Last-Event-ID or ?after=. ' +
+          'The stream closes after workflowEnd (at once when the workflow is already finished).',
+        params: IdParamsSchema,
+        querystring: EventsQuerySchema,
+        response: {
+          200: {
+            description: 'A page of events, or the event stream',
+            content: {
+              'application/json': { schema: EventPageSchema },
+              'text/event-stream': {
+                schema: z
+                  .string()
+                  .describe('SSE frames: id (the seq), event (the type) and data (the event JSON) lines.'),
+              },
+            },
+          },
+          ...errorResponses(400, 401, 404, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const workflow = await deps.store.get(request.tenantId, id);
+      if (!workflow) throw new NotFoundError(`workflow ${id}`);
+
+      if ((request.headers.accept ?? '').includes('text/event-stream')) {
+        await stream(deps, request, reply, id, resumePoint(request, request.query.after), open);
+        return reply;
+      }
+
+      const events = await deps.store.events(id, request.query.after, request.query.limit);
+      const last = events.at(-1);
+      // Set explicitly: the response schema is chosen by content type.
+      return reply
+        .type('application/json')
+        .send({ items: events.map(toEventView), nextAfter: last ? last.seq : request.query.after });
+    },
+  );
+}

@@ -1,0 +1,46 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Deps } from '../deps.js';
+import { errorBody } from './error-handler.js';
+import { ErrorBodySchema } from './schemas.js';
+
+/** Liveness and readiness probes: outside /v1, unauthenticated (DESIGN §11). */
+export async function healthRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
+  const { deps } = opts;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get(
+    '/healthz',
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'Liveness: the process is up',
+        security: [],
+        response: { 200: z.object({ status: z.literal('ok') }) },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  r.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'Readiness: accepting work (503 while shutting down)',
+        security: [],
+        response: {
+          200: z.object({ status: z.literal('ready'), running: z.int(), queued: z.int() }),
+          503: ErrorBodySchema,
+        },
+      },
+    },
+    async (_request, reply) => {
+      if (deps.lifecycle.shuttingDown) {
+        return reply.code(503).send(errorBody(503, 'SHUTTING_DOWN', 'the service is shutting down'));
+      }
+      return { status: 'ready' as const, running: deps.executor.running, queued: deps.queue.depth };
+    },
+  );
+}

@@ -1,0 +1,167 @@
+import { z } from 'zod';
+import { NodeSchema, WorkflowDefinitionSchema } from '../domain/definition.js';
+import { EVENT_TYPES } from '../domain/events.js';
+import { STATUSES } from '../domain/status.js';
+import { quickStartExample } from './examples.js';
+
+/**
+ * HTTP schemas shared by the route modules (DESIGN §11). Route-specific shapes stay next to
+ * their route; everything here is used by more than one module or by the OpenAPI document.
+ */
+
+export const ErrorBodySchema = z
+  .object({
+    statusCode: z.int(),
+    code: z.string().describe('Stable UPPER_SNAKE error code.'),
+    error: z.string(),
+    message: z.string(),
+    details: z.unknown().optional().describe('For validation errors: [{ path, message }].'),
+  })
+  .describe('Error');
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+/** The error responses a route can answer, for the OpenAPI document and the serializer. */
+export function errorResponses<const C extends readonly number[]>(
+  ...codes: C
+): Record<C[number], typeof ErrorBodySchema> {
+  const out: Record<number, typeof ErrorBodySchema> = {};
+  for (const code of codes) out[code] = ErrorBodySchema;
+  return out as Record<C[number], typeof ErrorBodySchema>;
+}
+
+export const IdParamsSchema = z.object({
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,100}$/, { message: 'must be a workflow id such as wf_…' })
+    .describe('Workflow id (wf_…).'),
+});
+
+const IsoTime = z.iso.datetime().nullable();
+const ErrorInfoSchema = z.object({ code: z.string(), message: z.string() }).nullable();
+
+export const StatusSchema = z.enum(STATUSES);
+
+export const ListQuerySchema = z.object({
+  status: StatusSchema.optional(),
+  name: z.string().min(1).max(100).optional(),
+  correlationId: z.string().min(1).max(200).optional(),
+  parentWorkflowId: z.string().min(1).max(100).optional(),
+  cursor: z.string().min(1).max(500).optional().describe('nextCursor of the previous page.'),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+export const LinksSchema = z.object({
+  self: z.string(),
+  tree: z.string(),
+  events: z.string(),
+  cancel: z.string(),
+});
+
+export interface NodeView {
+  id: string;
+  name: string;
+  type: string;
+  status: z.infer<typeof StatusSchema>;
+  attempts: number;
+  startedAt: string | null;
+  endedAt: string | null;
+  durationMs: number | null;
+  output: unknown;
+  error: { code: string; message: string } | null;
+  childWorkflowId: string | null;
+  children: NodeView[];
+}
+
+/** Recursive, so it is registered under an id (`NodeView`) and referenced from the document. */
+export const NodeViewSchema: z.ZodType<NodeView> = z.lazy(() =>
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    type: z.string(),
+    status: StatusSchema,
+    attempts: z.int(),
+    startedAt: IsoTime,
+    endedAt: IsoTime,
+    durationMs: z.number().nullable(),
+    output: z.unknown(),
+    error: ErrorInfoSchema,
+    childWorkflowId: z.string().nullable(),
+    children: z.array(NodeViewSchema).describe("A workflow node's child holds the child workflow's root node."),
+  }),
+);
+
+export const WorkflowSummarySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: StatusSchema,
+  correlationId: z.string().nullable(),
+  parentWorkflowId: z.string().nullable(),
+  traceId: z.string(),
+  error: ErrorInfoSchema,
+  cancelRequested: z.boolean(),
+  createdAt: z.iso.datetime(),
+  startedAt: IsoTime,
+  endedAt: IsoTime,
+  durationMs: z.number().nullable(),
+  links: LinksSchema,
+});
+export type WorkflowSummary = z.infer<typeof WorkflowSummarySchema>;
+
+export const WorkflowViewSchema = WorkflowSummarySchema.extend({
+  output: z.unknown(),
+  tree: NodeViewSchema.nullable(),
+});
+export type WorkflowView = z.infer<typeof WorkflowViewSchema>;
+
+export const WorkflowPageSchema = z.object({
+  items: z.array(WorkflowSummarySchema),
+  nextCursor: z.string().nullable(),
+});
+
+export const SubmitResponseSchema = z.object({
+  id: z.string(),
+  status: StatusSchema,
+  traceId: z.string(),
+  links: LinksSchema,
+});
+
+export const EventViewSchema = z.object({
+  seq: z.int(),
+  type: z.enum(EVENT_TYPES),
+  nodeId: z.string().nullable(),
+  at: z.iso.datetime(),
+  payload: z.record(z.string(), z.unknown()),
+});
+export type EventView = z.infer<typeof EventViewSchema>;
+
+export const EventPageSchema = z.object({
+  items: z.array(EventViewSchema),
+  nextAfter: z.int().describe('Pass as ?after= to read the next page.'),
+});
+
+export const EventsQuerySchema = z.object({
+  after: z.coerce.number().int().min(0).default(0).describe('Return events with seq > after.'),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+/**
+ * Metadata the OpenAPI transform reads from zod's global registry (where every `.describe()` of
+ * the domain schemas already lives): ids for the recursive schemas, which must become components,
+ * and the quick-start example on the submit body. Idempotent, so building several apps in one
+ * process (tests) is fine.
+ */
+export function registerOpenApiMetadata(): void {
+  const registry = z.globalRegistry;
+  const ensure = (schema: z.ZodType, meta: Record<string, unknown>): void => {
+    const current = registry.get(schema);
+    if (current && Object.keys(meta).every((key) => key in current)) return;
+    if (current) registry.remove(schema);
+    registry.add(schema, { ...current, ...meta });
+  };
+  ensure(NodeSchema, { id: 'WorkflowNode' });
+  ensure(NodeViewSchema, { id: 'NodeView' });
+  ensure(WorkflowDefinitionSchema, {
+    description: 'A workflow definition (DESIGN §3).',
+    examples: [quickStartExample],
+  });
+}

@@ -1,0 +1,110 @@
+import type { WorkflowEvent } from '../domain/events.js';
+import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
+import { STATUS_SYMBOL } from '../domain/status.js';
+import type { EventView, NodeView, WorkflowSummary, WorkflowView } from './schemas.js';
+
+/** Pure presentation of store records (no I/O): the route modules fetch, this file shapes. */
+
+export function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+function duration(startedAt: number | null, endedAt: number | null): number | null {
+  return startedAt === null || endedAt === null ? null : Math.max(0, endedAt - startedAt);
+}
+
+export function workflowLinks(id: string): WorkflowSummary['links'] {
+  const self = `/v1/workflows/${id}`;
+  return { self, tree: `${self}/tree`, events: `${self}/events`, cancel: `${self}/cancel` };
+}
+
+export function toWorkflowSummary(w: WorkflowRecord): WorkflowSummary {
+  return {
+    id: w.id,
+    name: w.name,
+    status: w.status,
+    correlationId: w.correlationId,
+    parentWorkflowId: w.parentWorkflowId,
+    traceId: w.traceId,
+    error: w.error,
+    cancelRequested: w.cancelRequested,
+    createdAt: new Date(w.createdAt).toISOString(),
+    startedAt: iso(w.startedAt),
+    endedAt: iso(w.endedAt),
+    durationMs: duration(w.startedAt, w.endedAt),
+    links: workflowLinks(w.id),
+  };
+}
+
+/**
+ * Builds the nested node tree from the flat rows (parentId + position). `childTrees` maps a child
+ * workflow id to that workflow's root NodeView, so a `workflow` node shows its child run inline.
+ */
+export function buildNodeTree(
+  nodes: readonly NodeRecord[],
+  childTrees: ReadonlyMap<string, NodeView>,
+): NodeView | null {
+  const byParent = new Map<string | null, NodeRecord[]>();
+  for (const node of nodes) {
+    const siblings = byParent.get(node.parentId);
+    if (siblings) siblings.push(node);
+    else byParent.set(node.parentId, [node]);
+  }
+  for (const siblings of byParent.values()) siblings.sort((a, b) => a.position - b.position);
+
+  const toView = (node: NodeRecord): NodeView => {
+    const children = (byParent.get(node.id) ?? []).map(toView);
+    const child = node.childWorkflowId === null ? undefined : childTrees.get(node.childWorkflowId);
+    if (child) children.push(child);
+    return {
+      id: node.id,
+      name: node.name,
+      type: node.type,
+      status: node.status,
+      attempts: node.attempts,
+      startedAt: iso(node.startedAt),
+      endedAt: iso(node.endedAt),
+      durationMs: duration(node.startedAt, node.endedAt),
+      output: node.output ?? null,
+      error: node.error,
+      childWorkflowId: node.childWorkflowId,
+      children,
+    };
+  };
+
+  const root = byParent.get(null)?.[0];
+  return root ? toView(root) : null;
+}
+
+export function toWorkflowView(
+  workflow: WorkflowRecord,
+  nodes: readonly NodeRecord[],
+  childTrees: ReadonlyMap<string, NodeView> = new Map(),
+): WorkflowView {
+  return {
+    ...toWorkflowSummary(workflow),
+    output: workflow.output ?? null,
+    tree: buildNodeTree(nodes, childTrees),
+  };
+}
+
+/** The DESIGN §9 tree debugger: the workflow itself, then its nodes two spaces deeper per level. */
+export function renderTreeText(view: Pick<WorkflowView, 'name' | 'status' | 'tree'>): string {
+  const lines = [`${STATUS_SYMBOL[view.status]} ${view.name} [${view.status}]`];
+  const walk = (node: NodeView, depth: number): void => {
+    lines.push(`${'  '.repeat(depth)}${STATUS_SYMBOL[node.status]} ${node.name} [${node.status}]`);
+    for (const child of node.children) walk(child, depth + 1);
+  };
+  if (view.tree) walk(view.tree, 1);
+  return `${lines.join('\n')}\n`;
+}
+
+export function toEventView(event: WorkflowEvent): EventView {
+  return {
+    seq: event.seq,
+    type: event.type,
+    nodeId: event.nodeId,
+    at: new Date(event.at).toISOString(),
+    payload: event.payload,
+  };
+}

@@ -1,0 +1,208 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Deps } from '../deps.js';
+import { WorkflowDefinitionSchema } from '../domain/definition.js';
+import { AppError, NotFoundError } from '../domain/errors.js';
+import type { WorkflowStore } from '../domain/ports.js';
+import type { WorkflowRecord } from '../domain/records.js';
+import {
+  errorResponses,
+  IdParamsSchema,
+  ListQuerySchema,
+  type NodeView,
+  NodeViewSchema,
+  StatusSchema,
+  SubmitResponseSchema,
+  WorkflowPageSchema,
+  WorkflowViewSchema,
+} from './schemas.js';
+import { buildNodeTree, renderTreeText, toWorkflowSummary, toWorkflowView, workflowLinks } from './workflow-view.js';
+
+const IdempotencyHeadersSchema = z.looseObject({
+  'idempotency-key': z
+    .string()
+    .regex(/^[\x20-\x7E]{1,200}$/, { message: 'must be 1-200 printable ASCII characters' })
+    .optional()
+    .describe('Same key + same body within 24 h returns the original workflow (200); a different body is a 422.'),
+});
+
+const TreeQuerySchema = z.object({ format: z.enum(['json', 'text']).default('json') });
+
+const TreeJsonSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: StatusSchema,
+  tree: NodeViewSchema.nullable(),
+});
+
+/**
+ * Loads the node rows of a workflow and, recursively, the root NodeView of every child workflow
+ * its `workflow` nodes started. `seen` guards against a corrupt parent/child loop.
+ */
+async function loadTree(
+  store: WorkflowStore,
+  workflowId: string,
+  seen: Set<string> = new Set(),
+): Promise<{ nodes: Awaited<ReturnType<WorkflowStore['nodes']>>; childTrees: Map<string, NodeView> }> {
+  seen.add(workflowId);
+  const nodes = await store.nodes(workflowId);
+  const childTrees = new Map<string, NodeView>();
+  const childIds = nodes.flatMap((n) =>
+    n.childWorkflowId !== null && !seen.has(n.childWorkflowId) ? [n.childWorkflowId] : [],
+  );
+  await Promise.all(
+    childIds.map(async (childId) => {
+      const sub = await loadTree(store, childId, seen);
+      const tree = buildNodeTree(sub.nodes, sub.childTrees);
+      if (tree) childTrees.set(childId, tree);
+    }),
+  );
+  return { nodes, childTrees };
+}
+
+async function fullView(store: WorkflowStore, workflow: WorkflowRecord) {
+  const { nodes, childTrees } = await loadTree(store, workflow.id);
+  return toWorkflowView(workflow, nodes, childTrees);
+}
+
+function submitBody(w: WorkflowRecord) {
+  return { id: w.id, status: w.status, traceId: w.traceId, links: workflowLinks(w.id) };
+}
+
+export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
+  const { deps } = opts;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  const getOwned = async (tenantId: string, id: string): Promise<WorkflowRecord> => {
+    const workflow = await deps.store.get(tenantId, id);
+    if (!workflow) throw new NotFoundError(`workflow ${id}`);
+    return workflow;
+  };
+
+  r.post(
+    '/v1/workflows',
+    {
+      schema: {
+        tags: ['workflows'],
+        summary: 'Submit a workflow',
+        description: 'Validates and persists the definition, then runs it asynchronously (202 + Location).',
+        headers: IdempotencyHeadersSchema,
+        body: WorkflowDefinitionSchema,
+        response: {
+          200: SubmitResponseSchema.describe('Idempotent replay: the workflow created by the first request.'),
+          202: SubmitResponseSchema.describe('Accepted: the workflow is queued.'),
+          ...errorResponses(400, 401, 413, 415, 422, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const key = request.headers['idempotency-key'];
+      const idempotency =
+        key === undefined
+          ? undefined
+          : { key, bodyHash: createHash('sha256').update(JSON.stringify(request.body)).digest('hex') };
+      const result = await deps.executor.submit(request.tenantId, request.body, idempotency);
+      switch (result.kind) {
+        case 'created':
+          return reply
+            .code(202)
+            .header('location', `/v1/workflows/${result.workflow.id}`)
+            .send(submitBody(result.workflow));
+        case 'replayed':
+          return reply
+            .code(200)
+            .header('location', `/v1/workflows/${result.workflow.id}`)
+            .send(submitBody(result.workflow));
+        case 'conflict':
+          throw new AppError(
+            'IDEMPOTENCY_KEY_REUSED',
+            'Idempotency-Key was already used with a different request body',
+            {
+              statusCode: 422,
+              details: { workflowId: result.workflowId },
+            },
+          );
+      }
+    },
+  );
+
+  r.get(
+    '/v1/workflows',
+    {
+      schema: {
+        tags: ['workflows'],
+        summary: 'List workflows, newest first',
+        querystring: ListQuerySchema,
+        response: { 200: WorkflowPageSchema, ...errorResponses(400, 401, 500) },
+      },
+    },
+    async (request) => {
+      const { cursor, limit, ...filter } = request.query;
+      const page = await deps.store.list(request.tenantId, filter, cursor ?? null, limit);
+      return { items: page.items.map(toWorkflowSummary), nextCursor: page.nextCursor };
+    },
+  );
+
+  r.get(
+    '/v1/workflows/:id',
+    {
+      schema: {
+        tags: ['workflows'],
+        summary: 'A workflow: status, output and node tree',
+        params: IdParamsSchema,
+        response: { 200: WorkflowViewSchema, ...errorResponses(400, 401, 404, 500) },
+      },
+    },
+    async (request) => fullView(deps.store, await getOwned(request.tenantId, request.params.id)),
+  );
+
+  r.get(
+    '/v1/workflows/:id/tree',
+    {
+      schema: {
+        tags: ['workflows'],
+        summary: 'Tree debugger (DESIGN §9): ?format=text gives one line per node',
+        params: IdParamsSchema,
+        querystring: TreeQuerySchema,
+        response: {
+          200: {
+            description: 'The node tree',
+            content: {
+              'application/json': { schema: TreeJsonSchema },
+              'text/plain': { schema: z.string().describe('Lines "<symbol> <name> [<status>]", indented by depth.') },
+            },
+          },
+          ...errorResponses(400, 401, 404, 500),
+        },
+      },
+    },
+    async (request, reply) => {
+      const view = await fullView(deps.store, await getOwned(request.tenantId, request.params.id));
+      if (request.query.format === 'text') {
+        return reply.type('text/plain; charset=utf-8').send(renderTreeText(view));
+      }
+      return reply
+        .type('application/json')
+        .send({ id: view.id, name: view.name, status: view.status, tree: view.tree });
+    },
+  );
+
+  r.post(
+    '/v1/workflows/:id/cancel',
+    {
+      schema: {
+        tags: ['workflows'],
+        summary: 'Cancel a workflow and its children (sticky, also before it starts)',
+        params: IdParamsSchema,
+        response: { 202: WorkflowViewSchema, ...errorResponses(400, 401, 404, 500) },
+      },
+    },
+    async (request, reply) => {
+      const workflow = await deps.executor.cancel(request.tenantId, request.params.id);
+      if (!workflow) throw new NotFoundError(`workflow ${request.params.id}`);
+      return reply.code(202).send(await fullView(deps.store, workflow));
+    },
+  );
+}

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allEvents, definition, prompt, submit, waitForEvent } from '../helpers/api-fixtures.js';
+import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await buildTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+interface NodeJson {
+  name: string;
+  status: string;
+  children: NodeJson[];
+}
+
+function findNode(root: NodeJson, name: string): NodeJson | undefined {
+  if (root.name === name) return root;
+  for (const child of root.children) {
+    const found = findNode(child, name);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+describe('cancellation', () => {
+  it('cancels before the first model call answers: cancelled, no LLM completion', async () => {
+    const res = await submit(
+      t.app,
+      definition(prompt('slow'), { agents: { a: { model: 'sim/sonnet', simulate: { latencyMs: 10_000 } } } }),
+    );
+    const { id } = res.json();
+    const started = Date.now();
+    const cancel = await t.app.inject({ method: 'POST', url: `/v1/workflows/${id}/cancel` });
+    expect(cancel.statusCode).toBe(202);
+    expect(cancel.json()).toMatchObject({ id, cancelRequested: true });
+    const done = await waitForStatus(t.app, id, ['completed', 'failed', 'cancelled'], 3_000);
+    expect(done.status).toBe('cancelled');
+    expect(Date.now() - started).toBeLessThan(2_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const types = (await allEvents(t.app, id)).map((e) => e.type);
+    expect(types).not.toContain('agentPromptEnd');
+  });
+
+  it('cancels during a run: the finished step stays completed, the running one is cancelled', async () => {
+    const res = await submit(
+      t.app,
+      definition(
+        {
+          type: 'sequence',
+          name: 'seq',
+          steps: [prompt('quick', { agent: 'fast' }), prompt('slow', { agent: 'slow' })],
+        },
+        { agents: { fast: { model: 'sim/haiku' }, slow: { model: 'sim/sonnet', simulate: { latencyMs: 10_000 } } } },
+      ),
+    );
+    const { id } = res.json();
+    await waitForEvent(t.app, id, (e) => e.type === 'agentPromptStart' && e.payload.node === 'slow');
+    const cancel = await t.app.inject({ method: 'POST', url: `/v1/workflows/${id}/cancel` });
+    expect(cancel.statusCode).toBe(202);
+    const done = await waitForStatus(t.app, id, ['completed', 'failed', 'cancelled'], 3_000);
+    expect(done.status).toBe('cancelled');
+    const tree = done.tree as NodeJson;
+    expect(findNode(tree, 'quick')?.status).toBe('completed');
+    expect(findNode(tree, 'slow')?.status).toBe('cancelled');
+    const ends = (await allEvents(t.app, id)).filter((e) => e.type === 'agentPromptEnd').map((e) => e.payload.node);
+    expect(ends).toEqual(['quick']);
+  });
+
+  it('cancels a queued workflow that has not started: cancelled without any model call', async () => {
+    const single = await buildTestApp({ MAX_RUNNING_WORKFLOWS: '1' });
+    try {
+      const slow = { agents: { a: { model: 'sim/sonnet', simulate: { latencyMs: 10_000 } } } };
+      const busy = (await submit(single.app, definition(prompt('hog'), slow))).json().id;
+      await waitForEvent(single.app, busy, (e) => e.type === 'agentPromptStart');
+      const queued = (await submit(single.app, definition(prompt('waiting'), slow))).json().id;
+
+      const cancel = await single.app.inject({ method: 'POST', url: `/v1/workflows/${queued}/cancel` });
+      expect(cancel.statusCode).toBe(202);
+      expect(cancel.json().cancelRequested).toBe(true);
+      const done = await waitForStatus(single.app, queued, ['completed', 'failed', 'cancelled'], 3_000);
+      expect(done.status).toBe('cancelled');
+      const types = (await allEvents(single.app, queued)).map((e) => e.type);
+      expect(types).not.toContain('agentPromptStart');
+
+      await single.app.inject({ method: 'POST', url: `/v1/workflows/${busy}/cancel` });
+      expect((await waitForStatus(single.app, busy, ['cancelled'], 3_000)).status).toBe('cancelled');
+      // Cancelling a finished workflow is a no-op that still answers with its view.
+      const again = await single.app.inject({ method: 'POST', url: `/v1/workflows/${queued}/cancel` });
+      expect(again.statusCode).toBe(202);
+      expect(again.json().status).toBe('cancelled');
+    } finally {
+      await single.close();
+    }
+  });
+
+  it('answers 404 for an unknown workflow', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/workflows/wf_doesnotexist/cancel' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ statusCode: 404, code: 'NOT_FOUND' });
+  });
+});

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { quickStartExample } from '../../src/api/examples.js';
+import { buildNodeTree, renderTreeText, toWorkflowView } from '../../src/api/workflow-view.js';
+import type { NodeRecord, WorkflowRecord } from '../../src/domain/records.js';
+
+const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
+
+function workflow(over: Partial<WorkflowRecord> = {}): WorkflowRecord {
+  return {
+    id: 'wf_1',
+    tenantId: 'default',
+    name: 'review-pr',
+    status: 'running',
+    correlationId: null,
+    parentWorkflowId: null,
+    parentNodeId: null,
+    rootWorkflowId: 'wf_1',
+    depth: 0,
+    traceId: 'trace_1',
+    definition: quickStartExample as unknown as WorkflowRecord['definition'],
+    output: undefined,
+    error: null,
+    cancelRequested: false,
+    createdAt: T0,
+    startedAt: T0 + 10,
+    endedAt: null,
+    ...over,
+  };
+}
+
+function node(id: string, parentId: string | null, position: number, over: Partial<NodeRecord> = {}): NodeRecord {
+  return {
+    id,
+    workflowId: 'wf_1',
+    parentId,
+    name: id,
+    type: 'prompt',
+    position,
+    depth: 0,
+    status: 'completed',
+    attempts: 1,
+    output: null,
+    error: null,
+    childWorkflowId: null,
+    startedAt: T0,
+    endedAt: T0 + 5,
+    ...over,
+  };
+}
+
+describe('toWorkflowView', () => {
+  it('orders children by position whatever the row order, and formats times as ISO Z', () => {
+    const nodes = [
+      node('b', 'root', 1),
+      node('root', null, 0, { type: 'sequence', status: 'running', endedAt: null }),
+      node('a', 'root', 0),
+    ];
+    const view = toWorkflowView(workflow(), nodes);
+    expect(view.tree?.children.map((c) => c.name)).toEqual(['a', 'b']);
+    expect(view.createdAt).toBe('2025-01-02T03:04:05.000Z');
+    expect(view.endedAt).toBeNull();
+    expect(view.durationMs).toBeNull();
+    expect(view.output).toBeNull();
+    expect(view.tree?.children[0]?.durationMs).toBe(5);
+    expect(view.links.cancel).toBe('/v1/workflows/wf_1/cancel');
+  });
+
+  it("nests a child workflow's root under its workflow node", () => {
+    const child = buildNodeTree(
+      [node('c-root', null, 0, { name: 'inner', workflowId: 'wf_2', status: 'failed' })],
+      new Map(),
+    );
+    const nodes = [
+      node('root', null, 0, { type: 'sequence', name: 'main' }),
+      node('sub', 'root', 0, { type: 'workflow', childWorkflowId: 'wf_2', status: 'failed' }),
+    ];
+    const view = toWorkflowView(
+      workflow({ status: 'failed' }),
+      nodes,
+      new Map([['wf_2', child as NonNullable<typeof child>]]),
+    );
+    expect(renderTreeText(view)).toBe(
+      ['✗ review-pr [failed]', '  ✓ main [completed]', '    ✗ sub [failed]', '      ✗ inner [failed]', ''].join('\n'),
+    );
+  });
+
+  it('renders every status symbol', () => {
+    const nodes = [
+      node('root', null, 0, { type: 'parallel', status: 'running' }),
+      node('i', 'root', 0, { status: 'idle' }),
+      node('c', 'root', 1, { status: 'cancelled' }),
+    ];
+    expect(renderTreeText(toWorkflowView(workflow(), nodes))).toBe(
+      ['◐ review-pr [running]', '  ◐ root [running]', '    ○ i [idle]', '    ⊘ c [cancelled]', ''].join('\n'),
+    );
+  });
+});

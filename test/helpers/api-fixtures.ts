@@ -1,0 +1,55 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+
+/** Small builders shared by the API tests; definitions run on the embedded sim provider. */
+
+export type Json = Record<string, unknown>;
+
+export function prompt(name: string, extra: Json = {}): Json {
+  return { type: 'prompt', name, agent: 'a', user: `say ${name}`, ...extra };
+}
+
+export function definition(root: Json, extra: Json = {}): Json {
+  return { name: 'test-flow', agents: { a: { model: 'sim/sonnet' } }, root, ...extra };
+}
+
+export function submit(
+  app: FastifyInstance,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
+  return app.inject({ method: 'POST', url: '/v1/workflows', payload: body as Json, headers });
+}
+
+export interface EventJson {
+  seq: number;
+  type: string;
+  nodeId: string | null;
+  at: string;
+  payload: Json;
+}
+
+export async function allEvents(
+  app: FastifyInstance,
+  id: string,
+  headers: Record<string, string> = {},
+): Promise<EventJson[]> {
+  const res = await app.inject({ method: 'GET', url: `/v1/workflows/${id}/events?limit=1000`, headers });
+  if (res.statusCode !== 200) throw new Error(`events answered ${res.statusCode}: ${res.body}`);
+  return (res.json() as { items: EventJson[] }).items;
+}
+
+/** Resolves once the workflow has an event matching `match`; polls the JSON events page. */
+export async function waitForEvent(
+  app: FastifyInstance,
+  id: string,
+  match: (event: EventJson) => boolean,
+  timeoutMs = 5_000,
+): Promise<EventJson> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = (await allEvents(app, id)).find(match);
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`no matching event for ${id} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
