@@ -26,6 +26,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface WorkflowEvent {
   workflowId: string;
+  tenantId: string;
   seq: number;
   type: EventType;
   nodeId: string | null;

@@ -1,6 +1,14 @@
 import type { WorkflowDefinition } from '../domain/definition.js';
-import type { Clock, CreateResult, EventBus, ModelCatalog, WorkflowStore, WorkQueue } from '../domain/ports.js';
-import type { WorkflowRecord } from '../domain/records.js';
+import type {
+  Clock,
+  CreateResult,
+  EventBus,
+  ModelCatalog,
+  NewWorkflow,
+  WorkflowStore,
+  WorkQueue,
+} from '../domain/ports.js';
+import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { checkDefinition } from './definition-rules.js';
@@ -54,6 +62,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
   /** Ids picked from the queue whose run may not be registered yet. */
   const claimed = new Set<string>();
   const cancelRequested = new Set<string>();
+  /** Created here and waiting in the queue; bounded by the queue's length. */
+  const justSubmitted = new Map<string, NewWorkflow>();
   let stopping = false;
 
   const services: EngineServices = {
@@ -69,9 +79,13 @@ export function createExecutor(options: ExecutorOptions): Executor {
     onError: options.onError,
   };
 
-  async function execute(workflow: WorkflowRecord, parentSignal?: AbortSignal): Promise<WorkflowRecord> {
+  async function execute(
+    workflow: WorkflowRecord,
+    parentSignal?: AbortSignal,
+    loaded?: { nodes: NodeRecord[]; lastSeq: number },
+  ): Promise<WorkflowRecord> {
     if (isTerminal(workflow.status)) return workflow;
-    const [nodes, lastSeq] = await Promise.all([store.nodes(workflow.id), store.lastSeq(workflow.id)]);
+    const { nodes, lastSeq } = loaded ?? (await load(workflow.id));
     const run = new Run(workflow, nodes, lastSeq, services);
     active.set(workflow.id, run);
     try {
@@ -83,11 +97,22 @@ export function createExecutor(options: ExecutorOptions): Executor {
     return run.workflow;
   }
 
+  async function load(workflowId: string) {
+    const [nodes, lastSeq] = await Promise.all([store.nodes(workflowId), store.lastSeq(workflowId)]);
+    return { nodes, lastSeq };
+  }
+
   async function runQueued(workflowId: string): Promise<void> {
     claimed.add(workflowId);
     try {
-      const workflow = await store.getById(workflowId);
-      if (workflow && !isTerminal(workflow.status)) await execute(workflow);
+      // A workflow submitted to this process runs from the records it was created with: no re-read.
+      const submitted = justSubmitted.get(workflowId);
+      justSubmitted.delete(workflowId);
+      if (submitted) await execute(submitted.workflow, undefined, { nodes: submitted.nodes, lastSeq: 0 });
+      else {
+        const workflow = await store.getById(workflowId);
+        if (workflow && !isTerminal(workflow.status)) await execute(workflow);
+      }
     } catch (err) {
       if (!isShutdown(err)) options.onError(err, { workflowId });
     } finally {
@@ -111,7 +136,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
       const planned = planWorkflow(definition, { tenantId, now });
       const claim = idempotency && { ...idempotency, notBefore: now - IDEMPOTENCY_TTL_MS };
       const result = await store.create(planned, claim);
-      if (result.kind === 'created') queue.enqueue(result.workflow.id);
+      if (result.kind === 'created') {
+        justSubmitted.set(result.workflow.id, planned);
+        queue.enqueue(result.workflow.id);
+      }
       return result;
     },
 
@@ -125,6 +153,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       }
       // Not picked up yet: settle it now rather than leave a cancelled workflow waiting in the queue.
       if (!active.has(workflowId) && !claimed.has(workflowId) && workflow.parentWorkflowId === null) {
+        justSubmitted.delete(workflowId);
         await execute({ ...workflow, cancelRequested: true });
       }
       return store.get(tenantId, workflowId);

@@ -1,4 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv';
+import { LRUCache } from 'lru-cache';
 import { AppError } from '../domain/errors.js';
 import type { JsonSchema } from '../domain/llm.js';
 
@@ -7,15 +8,24 @@ import type { JsonSchema } from '../domain/llm.js';
  * JSON (tolerating a fenced block), validate. Failures carry the codes reflection keys on (§5).
  */
 const ajv = new Ajv({ allErrors: true, strict: false });
-const compiled = new WeakMap<JsonSchema, ValidateFunction>();
+// Compiling is ~1 ms; every submission and every run brings its own schema object, so validators are
+// shared by schema text (bounded), with a per-object shortcut for the hot path.
+const byText = new LRUCache<string, ValidateFunction>({ max: 1000 });
+const byObject = new WeakMap<JsonSchema, ValidateFunction>();
 
 /** Throws a plain Error with ajv's reason when the schema itself is invalid. */
 export function compileSchema(schema: JsonSchema): ValidateFunction {
-  let validate = compiled.get(schema);
+  let validate = byObject.get(schema);
+  if (validate) return validate;
+  const text = JSON.stringify(schema);
+  validate = byText.get(text);
   if (!validate) {
     validate = ajv.compile(schema);
-    compiled.set(schema, validate);
+    // ajv keeps its own reference to every compiled schema object; drop it so memory stays bounded.
+    ajv.removeSchema(schema);
+    byText.set(text, validate);
   }
+  byObject.set(schema, validate);
   return validate;
 }
 

@@ -24,6 +24,8 @@ export class Run {
   llmCalls = 0;
   private readonly controller = new AbortController();
   private pending: Required<ChangeSet> = emptyChanges();
+  private readonly pendingNodes = new Map<string, NodePatch>();
+  private backgroundFlushScheduled = false;
   private readonly reported = new WeakSet<object>();
 
   constructor(
@@ -185,6 +187,7 @@ export class Run {
   emit(type: EventType, nodeId: string | null, payload: Record<string, unknown>): void {
     const event: WorkflowEvent = {
       workflowId: this.workflow.id,
+      tenantId: this.workflow.tenantId,
       seq: ++this.seq,
       type,
       nodeId,
@@ -196,7 +199,10 @@ export class Run {
 
   patchNode(record: NodeRecord, patch: Omit<NodePatch, 'id'>): void {
     Object.assign(record, patch);
-    this.pending.nodes.push({ id: record.id, ...patch });
+    // Patches of one node within one commit merge into one UPDATE (start + end of a fast step).
+    const pending = this.pendingNodes.get(record.id);
+    if (pending) Object.assign(pending, patch);
+    else this.pendingNodes.set(record.id, { id: record.id, ...patch });
   }
 
   patchWorkflow(patch: Omit<WorkflowPatch, 'id'>): void {
@@ -211,6 +217,10 @@ export class Run {
   /** Commits everything pending in one transaction (grouped with other runs'), then publishes the events. */
   flush(): Promise<void> {
     const changes = this.pending;
+    if (this.pendingNodes.size > 0) {
+      changes.nodes = [...this.pendingNodes.values()];
+      this.pendingNodes.clear();
+    }
     if (!changes.events.length && !changes.nodes.length && !changes.workflows.length && !changes.newWorkflows.length) {
       return Promise.resolve();
     }
@@ -220,9 +230,18 @@ export class Run {
     });
   }
 
-  /** For progress that need not block the run (stepStart, agentPromptStart, retries). */
+  /**
+   * For progress that need not block the run (stepStart, agentPromptStart, retries): committed on
+   * the next turn of the event loop, unless an awaited flush in this turn takes it along first —
+   * which is what happens for a fast step, so it costs one transaction, not two.
+   */
   flushInBackground(): void {
-    this.flush().catch((err) => this.services.onError(err, { workflowId: this.workflow.id }));
+    if (this.backgroundFlushScheduled) return;
+    this.backgroundFlushScheduled = true;
+    setImmediate(() => {
+      this.backgroundFlushScheduled = false;
+      this.flush().catch((err) => this.services.onError(err, { workflowId: this.workflow.id }));
+    });
   }
 }
 

@@ -15,7 +15,7 @@ export const WORKFLOW_COLUMNS =
 export const NODE_COLUMNS =
   'id, workflow_id, parent_id, name, type, position, depth, status, attempts, output, error, child_workflow_id, ' +
   'started_at, ended_at';
-export const EVENT_COLUMNS = 'workflow_id, seq, type, node_id, at, payload';
+export const EVENT_COLUMNS = 'workflow_id, seq, type, node_id, at, payload, tenant_id';
 
 export interface WorkflowRow {
   id: string;
@@ -61,6 +61,7 @@ export interface EventRow {
   node_id: string | null;
   at: number;
   payload: string;
+  tenant_id: string;
 }
 
 export interface IdempotencyRow {
@@ -129,6 +130,7 @@ export function toNode(row: NodeRow): NodeRecord {
 export function toEvent(row: EventRow): WorkflowEvent {
   return {
     workflowId: row.workflow_id,
+    tenantId: row.tenant_id,
     seq: row.seq,
     type: row.type,
     nodeId: row.node_id,

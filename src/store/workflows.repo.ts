@@ -112,10 +112,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
   const insertNode = db.prepare(
     `INSERT INTO nodes (${NODE_COLUMNS}, tenant_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  // Events do not carry their tenant; it comes from the workflow row (NOT NULL catches a missing one).
-  const insertEvent = db.prepare(
-    `INSERT INTO events (${EVENT_COLUMNS}, tenant_id) VALUES (?, ?, ?, ?, ?, ?, (SELECT tenant_id FROM workflows WHERE id = ?))`,
-  );
+  const insertEvent = db.prepare(`INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
   const selectIdempotencyKey = db.prepare<[string, string], IdempotencyRow>(
     'SELECT body_hash, workflow_id, created_at FROM idempotency_keys WHERE tenant_id = ? AND key = ?',
   );
@@ -171,7 +168,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
     if (changes.nodes) for (const patch of changes.nodes) patchNode(patch);
     if (changes.events) {
       for (const e of changes.events) {
-        insertEvent.run(e.workflowId, e.seq, e.type, e.nodeId ?? null, e.at, JSON.stringify(e.payload), e.workflowId);
+        insertEvent.run(e.workflowId, e.seq, e.type, e.nodeId ?? null, e.at, JSON.stringify(e.payload), e.tenantId);
       }
     }
   }

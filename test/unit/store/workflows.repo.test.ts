@@ -8,8 +8,13 @@ beforeEach(() => {
   fx = openMemoryStore();
 });
 
-function event(workflowId: string, seq: number, payload: Record<string, unknown> = {}): WorkflowEvent {
-  return { workflowId, seq, type: 'stepStart', nodeId: null, at: 1_700_000_000_000 + seq, payload };
+function event(
+  workflowId: string,
+  seq: number,
+  payload: Record<string, unknown> = {},
+  tenantId = 'tenant-a',
+): WorkflowEvent {
+  return { workflowId, tenantId, seq, type: 'stepStart', nodeId: null, at: 1_700_000_000_000 + seq, payload };
 }
 
 describe('create, get and tenant scoping', () => {
@@ -150,10 +155,10 @@ describe('events', () => {
     expect(await fx.store.lastSeq(workflow.id)).toBe(5);
   });
 
-  it('stores each event under its workflow tenant', async () => {
+  it('stores each event with its tenant', async () => {
     const { workflow } = newWorkflow({ tenantId: 'acme' });
     await fx.store.create({ workflow, nodes: [] });
-    await fx.store.commit({ events: [event(workflow.id, 1)] });
+    await fx.store.commit({ events: [event(workflow.id, 1, {}, 'acme')] });
     expect(fx.db.prepare('SELECT tenant_id FROM events').pluck().get()).toBe('acme');
   });
 

@@ -1,0 +1,252 @@
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeServer, type RecordedRequest, startFakeAnthropic, textMessage } from '../helpers/fake-anthropic.js';
+import {
+  errorRecords,
+  type ServerProcess,
+  startServer,
+  stopAllServers,
+  tempDir,
+  waitFor,
+} from '../helpers/server-process.js';
+
+/**
+ * DESIGN §4 acceptance: SIGKILL the real process mid-run, restart it on the same SQLite file, and
+ * check from the fake Anthropic API's request log that completed nodes are replayed from the store
+ * (never called again) and in-flight nodes are called at most once more.
+ */
+
+const WORKFLOWS = 30;
+const MODEL = 'anthropic/claude-sonnet-4-5';
+const RUN = Math.random().toString(36).slice(2, 8);
+
+interface Submitted {
+  id: string;
+  tag: string;
+  steps: number;
+}
+
+const tagOf = (i: number) => `wf${String(i).padStart(2, '0')}-${RUN}`;
+const answerFor = (tag: string, node: string) => `answer(${tag} ${node})`;
+const key = (tag: string, node: string) => `${tag} ${node}`;
+
+function definition(i: number, steps: number) {
+  return {
+    name: `crash-resume-${i}`,
+    input: { tag: tagOf(i) },
+    agents: { writer: { model: MODEL } },
+    root: {
+      type: 'sequence',
+      name: 'main',
+      steps: Array.from({ length: steps }, (_, s) => ({
+        type: 'prompt',
+        name: `step-${s + 1}`,
+        agent: 'writer',
+        user: `{{input.tag}} step-${s + 1}`,
+        ...(s > 0 ? { data: { prev: `{{steps.step-${s}.output}}` } } : {}),
+      })),
+    },
+  };
+}
+
+/** The first line of the user message is "<tag> <node>". */
+function userMessage(request: RecordedRequest): string {
+  const body = request.body as { messages?: Array<{ role: string; content: unknown }> } | undefined;
+  const content = body?.messages?.[0]?.content;
+  if (typeof content !== 'string') throw new Error(`unexpected request body: ${JSON.stringify(request.body)}`);
+  return content;
+}
+const callKey = (request: RecordedRequest): string => userMessage(request).split('\n')[0] ?? '';
+
+function countByKey(requests: readonly RecordedRequest[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const request of requests) counts.set(callKey(request), (counts.get(callKey(request)) ?? 0) + 1);
+  return counts;
+}
+
+interface NodeView {
+  name: string;
+  type: string;
+  status: string;
+  attempts: number;
+  output: unknown;
+  children: NodeView[];
+}
+interface WorkflowView {
+  id: string;
+  status: string;
+  output: unknown;
+  tree: NodeView;
+}
+
+async function getWorkflow(server: ServerProcess, id: string): Promise<WorkflowView> {
+  const res = await fetch(`${server.url}/v1/workflows/${id}`);
+  if (res.status !== 200) throw new Error(`GET /v1/workflows/${id} answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as WorkflowView;
+}
+
+let fake: FakeServer;
+const tmp = tempDir('baton-crash-');
+let replyCount = 0;
+
+beforeAll(async () => {
+  fake = await startFakeAnthropic({
+    defaultReply: (request) => {
+      const [tag = '?', node = '?'] = callKey(request).split(' ');
+      // 150–300 ms, spread deterministically.
+      const delayMs = 150 + ((replyCount++ * 53) % 151);
+      return { body: textMessage(answerFor(tag, node)), delayMs };
+    },
+  });
+});
+afterEach(async () => {
+  await stopAllServers();
+});
+afterAll(async () => {
+  await stopAllServers();
+  await fake?.close();
+  tmp.cleanup();
+});
+
+describe('crash and resume (SIGKILL mid-run)', () => {
+  it('replays completed nodes from SQLite and calls in-flight nodes at most once more', {
+    timeout: 30_000,
+  }, async () => {
+    const dbPath = tmp.dbPath();
+    const env = { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url };
+    const first = await startServer({ dbPath, env });
+
+    // Submit 30 workflows of 3 or 4 prompt steps.
+    const submitted: Submitted[] = await Promise.all(
+      Array.from({ length: WORKFLOWS }, async (_, i) => {
+        const steps = i % 2 === 0 ? 3 : 4;
+        const res = await fetch(`${first.url}/v1/workflows`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(definition(i, steps)),
+        });
+        expect(res.status).toBe(202);
+        const body = (await res.json()) as { id: string };
+        return { id: body.id, tag: tagOf(i), steps };
+      }),
+    );
+    const totalNodes = submitted.reduce((sum, w) => sum + w.steps, 0);
+    expect(totalNodes).toBe(105);
+    const byId = new Map(submitted.map((w) => [w.id, w]));
+
+    // Wait until a good share of nodes completed while others are still running.
+    await waitFor(
+      'some nodes completed and others in flight',
+      async () => {
+        const views = await Promise.all(submitted.map((w) => getWorkflow(first, w.id)));
+        const prompts = views.flatMap((v) => v.tree.children);
+        const seen = {
+          completed: prompts.filter((n) => n.status === 'completed').length,
+          running: prompts.filter((n) => n.status === 'running').length,
+        };
+        return seen.completed >= 25 && seen.running >= 5;
+      },
+      15_000,
+      10,
+    );
+    first.kill('SIGKILL');
+    const exit = await first.exited;
+    expect(exit.signal).toBe('SIGKILL');
+
+    // What the store holds at the moment of the crash.
+    const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+    const rows = db
+      .prepare("SELECT workflow_id AS workflowId, name, status FROM nodes WHERE type = 'prompt'")
+      .all() as Array<{
+      workflowId: string;
+      name: string;
+      status: string;
+    }>;
+    db.close();
+    expect(rows).toHaveLength(totalNodes);
+    const completedBefore = new Set<string>();
+    const runningBefore = new Set<string>();
+    for (const row of rows) {
+      const workflow = byId.get(row.workflowId);
+      expect(workflow, `node row of an unknown workflow ${row.workflowId}`).toBeDefined();
+      if (row.status === 'completed') completedBefore.add(key(workflow!.tag, row.name));
+      if (row.status === 'running') runningBefore.add(key(workflow!.tag, row.name));
+    }
+    expect(completedBefore.size).toBeGreaterThanOrEqual(25);
+    expect(completedBefore.size).toBeLessThan(totalNodes);
+    expect(runningBefore.size).toBeGreaterThan(0);
+
+    // Let any request the dead process sent finish landing in the log before splitting it.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const cut = fake.requests.length;
+    const before = fake.requests.slice(0, cut);
+    const beforeCounts = countByKey(before);
+    // Before the crash every node was called at most once, and every completed node exactly once.
+    for (const [k, n] of beforeCounts) expect(n, `calls before the crash for ${k}`).toBe(1);
+    for (const k of completedBefore) expect(beforeCounts.get(k), `pre-crash calls for completed ${k}`).toBe(1);
+
+    // Restart on the same database and the same fake.
+    const second = await startServer({ dbPath, env });
+    const finals = await waitFor(
+      'every workflow terminal after the restart',
+      async () => {
+        const views = await Promise.all(submitted.map((w) => getWorkflow(second, w.id)));
+        return views.every((v) => ['completed', 'failed', 'cancelled'].includes(v.status)) ? views : undefined;
+      },
+      20_000,
+      50,
+    );
+
+    for (const view of finals) {
+      const workflow = byId.get(view.id)!;
+      expect(view.status, `workflow ${workflow.tag}`).toBe('completed');
+      expect(view.output).toBe(answerFor(workflow.tag, `step-${workflow.steps}`));
+      expect(view.tree.children).toHaveLength(workflow.steps);
+      for (const node of view.tree.children) {
+        const k = key(workflow.tag, node.name);
+        expect(node.status, k).toBe('completed');
+        expect(node.output, k).toBe(answerFor(workflow.tag, node.name));
+        // A node committed before the crash kept its single attempt.
+        if (completedBefore.has(k)) expect(node.attempts, k).toBe(1);
+      }
+    }
+
+    expect(errorRecords(first)).toEqual([]);
+    expect(errorRecords(second)).toEqual([]);
+
+    const after = fake.requests.slice(cut);
+    const afterCounts = countByKey(after);
+    // No request after the restart for a node that had completed before the kill.
+    const repeated = [...afterCounts.keys()].filter((k) => completedBefore.has(k));
+    expect(repeated).toEqual([]);
+    // Every node that had not completed is called exactly once after the restart…
+    for (const workflow of submitted) {
+      for (let s = 1; s <= workflow.steps; s++) {
+        const k = key(workflow.tag, `step-${s}`);
+        expect(afterCounts.get(k) ?? 0, `post-restart calls for ${k}`).toBe(completedBefore.has(k) ? 0 : 1);
+        // …so over both lives a node is called at most twice (one duplicate for an in-flight call).
+        expect((beforeCounts.get(k) ?? 0) + (afterCounts.get(k) ?? 0), `total calls for ${k}`).toBeLessThanOrEqual(2);
+      }
+    }
+    // Nothing else was called, and duplicates come only from nodes that were running at the kill.
+    expect(after.length).toBe(totalNodes - completedBefore.size);
+    for (const k of afterCounts.keys()) {
+      if (beforeCounts.has(k)) expect(runningBefore.has(k), `${k} was called before the crash`).toBe(true);
+    }
+
+    // Replayed outputs feed later steps: each post-restart step-k saw step-(k-1)'s stored answer.
+    for (const request of after) {
+      const [tag = '', node = ''] = callKey(request).split(' ');
+      const step = Number(node.replace('step-', ''));
+      const expected =
+        step === 1
+          ? `${tag} ${node}`
+          : `${tag} ${node}\n\n<prev>\n${JSON.stringify(answerFor(tag, `step-${step - 1}`))}\n</prev>`;
+      expect(userMessage(request)).toBe(expected);
+      expect((request.body as { model?: string }).model).toBe('claude-sonnet-4-5');
+      // SDK 1.x authenticates with a bearer token; older versions sent x-api-key.
+      const credential = request.headers['x-api-key'] ?? request.headers.authorization?.replace(/^Bearer /, '');
+      expect(credential).toBe('test-key');
+    }
+  });
+});
