@@ -125,7 +125,11 @@ export class Run {
       const endedAt = clock.now();
       this.patchNode(record, { status: 'completed', output, endedAt });
       this.emit('stepEnd', record.id, { node: node.name, status: 'completed', durationMs: endedAt - startedAt });
-      await this.flush();
+      // A prompt's result must be durable before the run moves on (no second model call after a
+      // crash). A container's need not: after a crash it completes again from its children's stored
+      // outputs at no cost, so its commit rides along with the next one.
+      if (node.type === 'prompt') await this.flush();
+      else this.flushInBackground();
       return output;
     } catch (err) {
       if (isShutdown(err)) throw err;
