@@ -20,6 +20,7 @@ import { createOpenAiProvider } from './llm/openai.js';
 import { createSimulatedProvider } from './llm/simulated.js';
 import { createLogger } from './logging/logger.js';
 import { createSqliteApiKeyStore } from './store/api-keys.repo.js';
+import { startCheckpointer } from './store/checkpointer.js';
 import { openDatabase } from './store/db.js';
 import { createGroupCommitter } from './store/group-commit.js';
 import { createSqliteWorkflowStore } from './store/workflows.repo.js';
@@ -55,6 +56,14 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const clock = overrides.clock ?? systemClock;
   const db = openDatabase(config.DATABASE_PATH, { synchronous: config.DB_SYNCHRONOUS });
   const committer = createGroupCommitter(db);
+  const checkpointer =
+    config.DATABASE_PATH === ':memory:'
+      ? undefined
+      : startCheckpointer(db, {
+          path: config.DATABASE_PATH,
+          intervalMs: 200,
+          onError: (message) => logger.warn({ module: 'store' }, `WAL checkpoint failed: ${message}`),
+        });
   const store = createSqliteWorkflowStore(db, committer);
   const apiKeys = createSqliteApiKeyStore(db, committer);
   await apiKeys.sync(config.API_KEYS.map(({ tenantId, key }) => ({ tenantId, keyHash: hashApiKey(key) })));
@@ -118,6 +127,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       closed ??= (async () => {
         await executor.shutdown(0);
         committer.flushNow();
+        await checkpointer?.stop();
         db.close();
       })();
       return closed;
