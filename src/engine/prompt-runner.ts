@@ -114,13 +114,16 @@ async function callModel(
 ): Promise<LlmResponse> {
   const { services } = run;
   const { clock } = services;
-  run.emit('agentPromptStart', info.nodeId, {
+  const call = {
     node: info.node,
     agent: info.agent,
     model: model.id,
     simulated: model.simulated,
     attempt: info.attempt,
     turn: info.turn,
+  };
+  run.emit('agentPromptStart', info.nodeId, {
+    ...call,
     ...(info.prompt === undefined ? {} : { prompt: redactSecrets(info.prompt) }),
   });
   run.flushInBackground();
@@ -159,12 +162,7 @@ async function callModel(
     },
   );
   run.emit('agentPromptEnd', info.nodeId, {
-    node: info.node,
-    agent: info.agent,
-    model: model.id,
-    simulated: model.simulated,
-    attempt: info.attempt,
-    turn: info.turn,
+    ...call,
     duration: clock.now() - started,
     tokenUsage: response.usage,
     costUsd: services.models.costUsd(model.id, response.usage),

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allEvents, definition, prompt, submit, waitForEvent } from '../helpers/api-fixtures.js';
+import {
+  allEvents,
+  definition,
+  findNode,
+  type NodeJson,
+  prompt,
+  submit,
+  waitForEvent,
+} from '../helpers/api-fixtures.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
 let t: TestApp;
@@ -9,21 +17,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
 });
-
-interface NodeJson {
-  name: string;
-  status: string;
-  children: NodeJson[];
-}
-
-function findNode(root: NodeJson, name: string): NodeJson | undefined {
-  if (root.name === name) return root;
-  for (const child of root.children) {
-    const found = findNode(child, name);
-    if (found) return found;
-  }
-  return undefined;
-}
 
 describe('cancellation', () => {
   it('cancels before the first model call answers: cancelled, no LLM completion', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allEvents, definition, prompt, submit } from '../helpers/api-fixtures.js';
+import { allEvents, definition, findNode, type NodeJson, prompt, submit } from '../helpers/api-fixtures.js';
 import { buildTestApp, quickStartExample, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
 let t: TestApp;
@@ -9,24 +9,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
 });
-
-interface NodeJson {
-  name: string;
-  type: string;
-  status: string;
-  output: unknown;
-  childWorkflowId: string | null;
-  children: NodeJson[];
-}
-
-function findNode(root: NodeJson, name: string): NodeJson | undefined {
-  if (root.name === name) return root;
-  for (const child of root.children) {
-    const found = findNode(child, name);
-    if (found) return found;
-  }
-  return undefined;
-}
 
 describe('POST /v1/workflows: the quick-start example', () => {
   it('is accepted with 202 + Location, completes, and the text tree shows every node ✓', async () => {

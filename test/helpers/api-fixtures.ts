@@ -53,3 +53,22 @@ export async function waitForEvent(
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/** A node of GET /v1/workflows/:id's `tree`, as tests read it. */
+export interface NodeJson {
+  name: string;
+  type: string;
+  status: string;
+  output: unknown;
+  childWorkflowId: string | null;
+  children: NodeJson[];
+}
+
+export function findNode(root: NodeJson, name: string): NodeJson | undefined {
+  if (root.name === name) return root;
+  for (const child of root.children) {
+    const found = findNode(child, name);
+    if (found) return found;
+  }
+  return undefined;
+}
