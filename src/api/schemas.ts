@@ -161,7 +161,7 @@ export function registerOpenApiMetadata(): void {
   ensure(NodeSchema, { id: 'WorkflowNode' });
   ensure(NodeViewSchema, { id: 'NodeView' });
   ensure(WorkflowDefinitionSchema, {
-    description: 'A workflow definition (DESIGN §3).',
+    description: 'A workflow definition: agents, a tree of prompt, sequence, parallel and workflow nodes, options. See the README.',
     examples: [quickStartExample],
   });
 }

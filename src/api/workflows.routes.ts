@@ -163,7 +163,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
     {
       schema: {
         tags: ['workflows'],
-        summary: 'Tree debugger (DESIGN §9): ?format=text gives one line per node',
+        summary: 'Tree debugger: ?format=text gives one line per node, "<symbol> <name> [<status>]"',
         params: IdParamsSchema,
         querystring: TreeQuerySchema,
         response: {

@@ -137,7 +137,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
       const claim = idempotency && { ...idempotency, notBefore: now - IDEMPOTENCY_TTL_MS };
       const result = await store.create(planned, claim);
       if (result.kind === 'created') {
-        justSubmitted.set(result.workflow.id, planned);
+        // The run mutates its records; the caller keeps an untouched copy (its 202 says `idle`).
+        justSubmitted.set(result.workflow.id, { workflow: { ...planned.workflow }, nodes: planned.nodes });
         queue.enqueue(result.workflow.id);
       }
       return result;
