@@ -33,6 +33,8 @@ const definition: WorkflowDefinition = WorkflowDefinitionSchema.parse({
   name: 'bench-sequence',
   input: { topic: 'benchmarks' },
   agents: { writer: { model: 'sim/haiku', system: 'You write one short sentence.' } },
+  // DESIGN §15 measures the executor with the cache off: every step is a (simulated) provider call.
+  options: { cache: false },
   root: {
     type: 'sequence',
     name: 'main',

@@ -8,9 +8,11 @@ import {
   validatorCompiler,
 } from 'fastify-type-provider-zod';
 import { registerAuth } from './api/auth.js';
+import { cacheRoutes } from './api/cache.routes.js';
 import { type ErrorSink, errorBody, registerErrorHandling } from './api/error-handler.js';
 import { eventRoutes } from './api/events.routes.js';
 import { healthRoutes } from './api/health.routes.js';
+import { reflectionRoutes } from './api/reflections.routes.js';
 import { registerOpenApiMetadata } from './api/schemas.js';
 import { workflowRoutes } from './api/workflows.routes.js';
 import type { Deps } from './deps.js';
@@ -89,6 +91,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       tags: [
         { name: 'workflows', description: 'Submit, inspect and cancel workflow runs' },
         { name: 'events', description: 'Workflow events (JSON pages or SSE)' },
+        { name: 'cache', description: 'Response cache: stats, inspection, busting' },
         { name: 'health', description: 'Probes' },
       ],
     },
@@ -102,6 +105,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(healthRoutes, { deps });
   await app.register(workflowRoutes, { deps });
   await app.register(eventRoutes, { deps });
+  await app.register(reflectionRoutes, { deps });
+  await app.register(cacheRoutes, { deps });
 
   return app;
 }

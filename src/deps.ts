@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
+import { createResponseCache } from './cache/response-cache.js';
 import type { Config } from './config.js';
 import { hashApiKey } from './domain/api-key.js';
+import type { ResponseCache } from './domain/cache.js';
 import type {
   ApiKeyStore,
   Clock,
@@ -20,6 +22,7 @@ import { createOpenAiProvider } from './llm/openai.js';
 import { createSimulatedProvider } from './llm/simulated.js';
 import { createLogger } from './logging/logger.js';
 import { createSqliteApiKeyStore } from './store/api-keys.repo.js';
+import { createSqliteCacheStore } from './store/cache.repo.js';
 import { startCheckpointer } from './store/checkpointer.js';
 import { openDatabase } from './store/db.js';
 import { createGroupCommitter } from './store/group-commit.js';
@@ -36,6 +39,7 @@ export interface Deps {
   events: EventBus;
   queue: WorkQueue;
   models: ModelCatalog;
+  cache: ResponseCache;
   executor: Executor;
   /** Flipped by main.ts on SIGTERM/SIGINT: the API answers 503 from then on. */
   lifecycle: { shuttingDown: boolean };
@@ -99,7 +103,18 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     ...(config.MODEL_PRICES ? { prices: config.MODEL_PRICES } : {}),
   });
 
+  const cacheLog = logger.child({ module: 'cache' });
+  const cache = createResponseCache({
+    store: config.CACHE_PERSIST ? createSqliteCacheStore(db, committer) : undefined,
+    clock,
+    maxItems: config.CACHE_MAX_ITEMS,
+    maxBytes: config.CACHE_MAX_BYTES,
+    ttlMs: config.CACHE_TTL_MS,
+    onError: (err) => cacheLog.warn({ err }, 'cache background write failed'),
+  });
+
   const executor = createExecutor({
+    cache,
     store,
     bus: events,
     queue,
@@ -121,6 +136,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     events,
     queue,
     models,
+    cache,
     executor,
     lifecycle: { shuttingDown: false },
     close() {

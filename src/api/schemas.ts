@@ -69,6 +69,7 @@ export interface NodeView {
   output: unknown;
   error: { code: string; message: string } | null;
   childWorkflowId: string | null;
+  cacheKeys: string[];
   children: NodeView[];
 }
 
@@ -86,6 +87,7 @@ export const NodeViewSchema: z.ZodType<NodeView> = z.lazy(() =>
     output: z.unknown(),
     error: ErrorInfoSchema,
     childWorkflowId: z.string().nullable(),
+    cacheKeys: z.array(z.string()).describe('Response-cache keys of this node’s model calls (GET /v1/cache/{key}).'),
     children: z.array(NodeViewSchema).describe("A workflow node's child holds the child workflow's root node."),
   }),
 );
@@ -161,7 +163,8 @@ export function registerOpenApiMetadata(): void {
   ensure(NodeSchema, { id: 'WorkflowNode' });
   ensure(NodeViewSchema, { id: 'NodeView' });
   ensure(WorkflowDefinitionSchema, {
-    description: 'A workflow definition: agents, a tree of prompt, sequence, parallel and workflow nodes, options. See the README.',
+    description:
+      'A workflow definition: agents, a tree of prompt, sequence, parallel and workflow nodes, options. See the README.',
     examples: [quickStartExample],
   });
 }

@@ -68,6 +68,7 @@ export function buildNodeTree(
       output: node.output ?? null,
       error: node.error,
       childWorkflowId: node.childWorkflowId,
+      cacheKeys: node.cacheKeys,
       children,
     };
   };

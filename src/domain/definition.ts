@@ -39,6 +39,11 @@ export const AgentConfigSchema = z.strictObject({
   temperature: TemperatureSchema.optional(),
   stop: StopSchema.optional(),
   simulate: SimulateSchema.optional().describe('Script for the simulated provider (sim/*) only.'),
+  enableCache: z.boolean().optional().describe('Serve identical requests from the response cache; default true.'),
+  enableReflection: z
+    .boolean()
+    .optional()
+    .describe('Reflection prefix on the system prompt, and prompt-level reflection for every prompt of this agent.'),
 });
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 
@@ -47,6 +52,7 @@ export const PromptOverridesSchema = z.strictObject({
   temperature: TemperatureSchema.optional(),
   maxTokens: MaxTokensSchema.optional(),
   stop: StopSchema.optional(),
+  disableCache: z.boolean().optional().describe('Always call the provider for this prompt.'),
 });
 
 export const JsonSchemaObject = z.record(z.string(), z.unknown());
@@ -62,6 +68,10 @@ export const PromptNodeSchema = z.strictObject({
   maxTurns: z.int().min(1).max(50).optional().describe('Tool-loop turns; default 10.'),
   timeoutMs: z.int().min(1).max(3_600_000).optional().describe('Per-attempt deadline; default 120000.'),
   optional: z.boolean().optional().describe('A failure of this node does not fail its parent.'),
+  enableReflection: z
+    .boolean()
+    .optional()
+    .describe('Re-ask in the same conversation when the answer is not valid JSON or breaks responseFormat.'),
 });
 export type PromptNode = z.infer<typeof PromptNodeSchema>;
 
@@ -94,9 +104,17 @@ export const LimitsSchema = z.strictObject({
   maxLlmCalls: z.int().min(1).max(10_000).optional().describe('Provider calls per workflow; default 200.'),
 });
 
+export const ReflectionOptionsSchema = z.strictObject({
+  enabled: z.boolean().optional().describe('Workflow-level reflection on failed nodes (and prompt-level everywhere).'),
+  maxAttempts: z.int().min(1).max(3).optional().describe('Attempts in total, the first included; default 3.'),
+  retryDelayMs: z.int().min(0).max(60_000).optional().describe('Pause before a reflected retry; default 0.'),
+});
+
 export const OptionsSchema = z.strictObject({
   timeoutMs: z.int().min(1).max(86_400_000).optional().describe('Whole-workflow deadline; default 600000.'),
   limits: LimitsSchema.optional(),
+  cache: z.boolean().optional().describe('Response cache for the whole workflow; default true.'),
+  reflection: ReflectionOptionsSchema.optional(),
 });
 
 export const AgentsSchema = z.record(NameSchema, AgentConfigSchema);
@@ -169,4 +187,5 @@ export const DEFAULTS = {
   maxNodes: 200,
   maxNesting: 8,
   maxInputBytes: 512 * 1024,
+  reflection: { maxAttempts: 3, retryDelayMs: 0 },
 } as const;

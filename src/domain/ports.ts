@@ -1,6 +1,7 @@
 import type { WorkflowEvent } from './events.js';
 import type { LlmRequest, LlmResponse, TokenUsage } from './llm.js';
 import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from './records.js';
+import type { ReflectionEntry } from './reflection.js';
 import type { Status } from './status.js';
 
 /**
@@ -53,6 +54,10 @@ export interface ChangeSet {
   workflows?: WorkflowPatch[];
   nodes?: NodePatch[];
   events?: WorkflowEvent[];
+  /** New reflection entries (DESIGN §5.2), committed with the node result they belong to. */
+  reflections?: ReflectionEntry[];
+  /** `success` of earlier entries, set once the attempt that followed them finished. */
+  reflectionOutcomes?: Array<{ id: string; success: boolean }>;
 }
 
 export interface WorkflowFilter {
@@ -98,6 +103,8 @@ export interface WorkflowStore {
   resumable(): Promise<string[]>;
   /** Every child workflow of a parent, oldest first. */
   children(parentWorkflowId: string): Promise<WorkflowRecord[]>;
+  /** Unscoped (callers check the tenant through `get`): a workflow's reflection history, oldest first. */
+  reflections(workflowId: string): Promise<ReflectionEntry[]>;
 }
 
 export interface ApiKeyStore {

@@ -38,6 +38,8 @@ export interface NodeRecord {
   output: unknown;
   error: ErrorInfo | null;
   childWorkflowId: string | null;
+  /** Cache keys of the node's model calls (served or stored), in call order. */
+  cacheKeys: string[];
   startedAt: number | null;
   endedAt: number | null;
 }
@@ -47,5 +49,8 @@ export type WorkflowPatch = { id: string } & Partial<
   Pick<WorkflowRecord, 'status' | 'output' | 'error' | 'startedAt' | 'endedAt' | 'cancelRequested'>
 >;
 export type NodePatch = { id: string } & Partial<
-  Pick<NodeRecord, 'status' | 'attempts' | 'output' | 'error' | 'startedAt' | 'endedAt' | 'childWorkflowId'>
+  Pick<
+    NodeRecord,
+    'status' | 'attempts' | 'output' | 'error' | 'startedAt' | 'endedAt' | 'childWorkflowId' | 'cacheKeys'
+  >
 >;

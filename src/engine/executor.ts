@@ -1,3 +1,4 @@
+import type { ResponseCache } from '../domain/cache.js';
 import type { WorkflowDefinition } from '../domain/definition.js';
 import type {
   Clock,
@@ -9,6 +10,7 @@ import type {
   WorkQueue,
 } from '../domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
+import type { ReflectionEntry } from '../domain/reflection.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { checkDefinition } from './definition-rules.js';
@@ -43,6 +45,7 @@ export interface Executor {
 
 export interface ExecutorOptions {
   store: WorkflowStore;
+  cache: ResponseCache;
   bus: EventBus;
   queue: WorkQueue;
   models: ModelCatalog;
@@ -68,6 +71,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
 
   const services: EngineServices = {
     store,
+    cache: options.cache,
     bus: options.bus,
     models: options.models,
     clock,
@@ -82,11 +86,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
   async function execute(
     workflow: WorkflowRecord,
     parentSignal?: AbortSignal,
-    loaded?: { nodes: NodeRecord[]; lastSeq: number },
+    loaded?: { nodes: NodeRecord[]; lastSeq: number; reflections?: ReflectionEntry[] },
   ): Promise<WorkflowRecord> {
     if (isTerminal(workflow.status)) return workflow;
-    const { nodes, lastSeq } = loaded ?? (await load(workflow.id));
-    const run = new Run(workflow, nodes, lastSeq, services);
+    const { nodes, lastSeq, reflections } = loaded ?? (await load(workflow.id));
+    const run = new Run(workflow, nodes, lastSeq, services, reflections);
     active.set(workflow.id, run);
     try {
       await run.execute(parentSignal, cancelRequested.has(workflow.id));
@@ -98,8 +102,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
   }
 
   async function load(workflowId: string) {
-    const [nodes, lastSeq] = await Promise.all([store.nodes(workflowId), store.lastSeq(workflowId)]);
-    return { nodes, lastSeq };
+    const [nodes, lastSeq, reflections] = await Promise.all([
+      store.nodes(workflowId),
+      store.lastSeq(workflowId),
+      store.reflections(workflowId),
+    ]);
+    return { nodes, lastSeq, reflections };
   }
 
   async function runQueued(workflowId: string): Promise<void> {

@@ -52,6 +52,7 @@ export function planWorkflow(
       output: null,
       error: null,
       childWorkflowId: null,
+      cacheKeys: [],
       startedAt: null,
       endedAt: null,
     };

@@ -1,27 +1,19 @@
 import { DEFAULTS, type PromptNode } from '../domain/definition.js';
-import { AppError } from '../domain/errors.js';
-import {
-  type LlmMessage,
-  type LlmRequest,
-  type LlmResponse,
-  responseText,
-  type ToolResultBlock,
-  type ToolUseBlock,
-} from '../domain/llm.js';
-import type { ResolvedModel } from '../domain/ports.js';
+import { AppError, toErrorInfo } from '../domain/errors.js';
+import { type LlmMessage, responseText, type ToolResultBlock, type ToolUseBlock } from '../domain/llm.js';
 import type { NodeRecord } from '../domain/records.js';
-import { redactSecrets, redactValue } from '../domain/redact.js';
+import { isPromptReflectable, promptReflectionTurn } from '../reflection/policy.js';
 import { withDeadline } from './deadline.js';
-import { responseFormatInstruction, validateAnswer } from './response-format.js';
+import { callModel, invokeTool, rememberAnswer } from './model-call.js';
+import { nodeDeadlineError, type PromptInputs, preparePrompt } from './prompt-request.js';
+import { validateAnswer } from './response-format.js';
 import type { Run } from './run.js';
-import { shuttingDownError } from './services.js';
-import { renderText, renderValue } from './templates.js';
-import { callWithRetry } from './transport-retry.js';
-import { buildUserMessage } from './user-message.js';
 
 /**
- * A prompt node: one agent call, or a multi-turn tool loop, under the node's deadline
- * (DESIGN §3, §10). Precedence: call-time overrides > agent config > defaults.
+ * A prompt node: one agent call, or a multi-turn tool loop (`maxTurns` counts tool turns), under the
+ * node's deadline (DESIGN §3, §10). With prompt-level reflection on, an answer that is not valid JSON
+ * or breaks responseFormat is re-asked in the same conversation: the bad assistant turn, then a user
+ * turn carrying the error and the attempt — `maxAttempts` answers at most (DESIGN §5).
  */
 export async function runPromptNode(
   run: Run,
@@ -29,171 +21,94 @@ export async function runPromptNode(
   record: NodeRecord,
   signal: AbortSignal,
   attempt: number,
+  revised?: PromptInputs,
 ): Promise<unknown> {
-  const { services } = run;
-  const agent = run.agents[node.agent];
-  if (!agent) throw new AppError('MISSING_CONTEXT', `agent "${node.agent}" is not defined`);
-  const model = services.models.resolve(node.overrides?.model ?? agent.model ?? services.models.defaultModel);
-
-  let system = agent.system === undefined ? undefined : renderText(agent.system, run.templateScope);
-  if (node.responseFormat) {
-    const instruction = responseFormatInstruction(node.responseFormat);
-    system = system ? `${system}\n\n${instruction}` : instruction;
-  }
-  const data = node.data && (renderValue(node.data, run.templateScope) as Record<string, unknown>);
-  const user = buildUserMessage(renderText(node.user, run.templateScope), data);
+  const { model, request, user, agent } = preparePrompt(run, node, revised);
   const allowedTools = new Set(agent.tools ?? []);
-  const request: LlmRequest = {
-    model: model.providerModel,
-    messages: [{ role: 'user', content: user }],
-    maxTokens: node.overrides?.maxTokens ?? agent.maxTokens ?? DEFAULTS.maxTokens,
-  };
-  if (system !== undefined) request.system = system;
-  const temperature = node.overrides?.temperature ?? agent.temperature;
-  if (temperature !== undefined) request.temperature = temperature;
-  const stop = node.overrides?.stop ?? agent.stop;
-  if (stop !== undefined) request.stop = stop;
-  if (allowedTools.size > 0) request.tools = services.tools.definitions([...allowedTools]);
-  if (node.responseFormat) request.responseFormat = node.responseFormat;
-  if (agent.simulate && model.provider === 'sim') {
-    request.simulate = { ...agent.simulate, scriptKey: `${run.workflow.id}:${node.agent}` };
-  }
-
+  const reflect = run.reflections.promptLevel(node);
+  const maxAnswers = reflect ? run.reflections.maxAttempts : 1;
   const maxTurns = node.maxTurns ?? DEFAULTS.maxTurns;
   const timeoutMs = node.timeoutMs ?? DEFAULTS.nodeTimeoutMs;
-  const deadline = withDeadline(
-    signal,
-    timeoutMs,
-    () => new AppError('NODE_TIMEOUT', `node "${node.name}" did not finish within ${timeoutMs} ms`),
-  );
-  const call = { node: node.name, nodeId: record.id, agent: node.agent, attempt };
+  const deadline = withDeadline(signal, timeoutMs, () => nodeDeadlineError(node, timeoutMs));
+  const call = {
+    node: node.name,
+    nodeId: record.id,
+    agent: node.agent,
+    attempt,
+    cacheable: run.cacheEnabled(node, agent),
+  };
+  const cacheKeys: string[] = [];
+  let toolTurns = 0;
+  let answers = 0;
+  let reflection: string | undefined;
   try {
-    for (let turn = 1; turn <= maxTurns; turn++) {
-      const response = await callModel(run, model, request, deadline.signal, {
+    for (let turn = 1; ; turn++) {
+      const answer = await callModel(run, model, request, deadline.signal, {
         ...call,
         turn,
         prompt: turn === 1 ? user : undefined,
       });
-      const toolUses = response.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
-      if (toolUses.length === 0) {
-        const text = responseText(response);
-        return node.responseFormat ? validateAnswer(text, node.responseFormat) : text;
+      const { response } = answer;
+      if (answer.cacheKey !== undefined) {
+        cacheKeys.push(answer.cacheKey);
+        run.patchNode(record, { cacheKeys: [...cacheKeys] });
       }
-      const results: ToolResultBlock[] = [];
-      for (const use of toolUses) results.push(await invokeTool(run, use, record, allowedTools));
-      const turns: LlmMessage[] = [
-        { role: 'assistant', content: response.content },
-        { role: 'user', content: results },
-      ];
-      request.messages = [...request.messages, ...turns];
+      const toolUses = response.content.filter((block): block is ToolUseBlock => block.type === 'tool_use');
+      if (toolUses.length > 0) {
+        if (++toolTurns >= maxTurns) {
+          throw new AppError(
+            'MAX_TURNS_EXCEEDED',
+            `node "${node.name}" reached maxTurns (${maxTurns}) without a final answer`,
+          );
+        }
+        rememberAnswer(run, model, answer);
+        const results: ToolResultBlock[] = [];
+        for (const use of toolUses) results.push(await invokeTool(run, use, record, allowedTools));
+        request.messages = [...request.messages, ...toolTurn(response.content, results)];
+        continue;
+      }
+      const text = responseText(response);
+      if (!node.responseFormat) {
+        rememberAnswer(run, model, answer);
+        return text;
+      }
+      answers++;
+      try {
+        const value = validateAnswer(text, node.responseFormat);
+        // Only an answer that passed validation is worth serving again (DESIGN §6).
+        rememberAnswer(run, model, answer);
+        if (reflection) run.reflections.settle(reflection, true);
+        return value;
+      } catch (err) {
+        if (reflection) run.reflections.settle(reflection, false);
+        if (!isPromptReflectable(err) || answers >= maxAnswers) throw err;
+        const error = toErrorInfo(err);
+        run.emit('invalidResponse', record.id, { node: node.name, attempt, answer: answers, ...error });
+        run.emit('reflectionStart', record.id, { level: 'prompt', node: node.name, attempt });
+        reflection = run.reflections.record({
+          node: record,
+          attempt,
+          level: 'prompt',
+          reason: `answer ${answers} of ${maxAnswers} broke the response format; re-asked in the same conversation`,
+          error,
+          resolution: { decision: 'retry' },
+          decisionSuccess: true,
+        });
+        request.messages = [
+          ...request.messages,
+          { role: 'assistant', content: response.content },
+          { role: 'user', content: promptReflectionTurn(error, answers + 1) },
+        ];
+      }
     }
-    throw new AppError(
-      'MAX_TURNS_EXCEEDED',
-      `node "${node.name}" reached maxTurns (${maxTurns}) without a final answer`,
-    );
   } finally {
     deadline.dispose();
   }
 }
 
-interface CallInfo {
-  node: string;
-  nodeId: string;
-  agent: string;
-  attempt: number;
-  turn: number;
-  prompt: string | undefined;
-}
-
-async function callModel(
-  run: Run,
-  model: ResolvedModel,
-  request: LlmRequest,
-  signal: AbortSignal,
-  info: CallInfo,
-): Promise<LlmResponse> {
-  const { services } = run;
-  const { clock } = services;
-  const call = {
-    node: info.node,
-    agent: info.agent,
-    model: model.id,
-    simulated: model.simulated,
-    attempt: info.attempt,
-    turn: info.turn,
-  };
-  run.emit('agentPromptStart', info.nodeId, {
-    ...call,
-    ...(info.prompt === undefined ? {} : { prompt: redactSecrets(info.prompt) }),
-  });
-  run.flushInBackground();
-  const started = clock.now();
-  const response = await callWithRetry(
-    async () => {
-      if (services.isStopping()) throw shuttingDownError();
-      if (++run.llmCalls > run.llmCallLimit) {
-        throw new AppError(
-          'LLM_CALL_LIMIT_EXCEEDED',
-          `the workflow reached its limit of ${run.llmCallLimit} model calls`,
-        );
-      }
-      await services.llmSlots.acquire(signal);
-      try {
-        return await model.client.complete(request, { signal });
-      } finally {
-        services.llmSlots.release();
-      }
-    },
-    {
-      policy: services.retry,
-      signal,
-      clock,
-      onRetry: (notice) => {
-        run.emit('retry', info.nodeId, {
-          node: info.node,
-          reason: notice.reason,
-          delayMs: notice.delayMs,
-          attempt: notice.attempt,
-          code: notice.error.code,
-          message: redactSecrets(notice.error.message),
-        });
-        run.flushInBackground();
-      },
-    },
-  );
-  run.emit('agentPromptEnd', info.nodeId, {
-    ...call,
-    duration: clock.now() - started,
-    tokenUsage: response.usage,
-    costUsd: services.models.costUsd(model.id, response.usage),
-    stopReason: response.stopReason,
-  });
-  return response;
-}
-
-async function invokeTool(
-  run: Run,
-  use: ToolUseBlock,
-  record: NodeRecord,
-  allowed: ReadonlySet<string>,
-): Promise<ToolResultBlock> {
-  const started = run.services.clock.now();
-  const result = allowed.has(use.name)
-    ? await run.services.tools.run(use.name, use.input, { workflow: run.workflow, node: record, nodes: run.nodesById })
-    : {
-        content: JSON.stringify({ error: `tool "${use.name}" is not available to this agent` }),
-        isError: true,
-        output: null,
-      };
-  run.emit('toolInvocation', record.id, {
-    node: record.name,
-    toolName: use.name,
-    input: redactValue(use.input),
-    output: result.output,
-    isError: result.isError,
-    duration: run.services.clock.now() - started,
-  });
-  const block: ToolResultBlock = { type: 'tool_result', tool_use_id: use.id, content: result.content };
-  if (result.isError) block.is_error = true;
-  return block;
+function toolTurn(assistant: LlmMessage['content'], results: ToolResultBlock[]): LlmMessage[] {
+  return [
+    { role: 'assistant', content: assistant },
+    { role: 'user', content: results },
+  ];
 }

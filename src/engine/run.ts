@@ -1,14 +1,23 @@
-import { type AgentConfig, DEFAULTS, type WorkflowDefinition, type WorkflowNode } from '../domain/definition.js';
+import {
+  type AgentConfig,
+  DEFAULTS,
+  type PromptNode,
+  type WorkflowDefinition,
+  type WorkflowNode,
+} from '../domain/definition.js';
 import { AppError, type ErrorInfo, toErrorInfo } from '../domain/errors.js';
 import type { EventType, WorkflowEvent } from '../domain/events.js';
 import type { ChangeSet, NewWorkflow } from '../domain/ports.js';
 import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
+import type { ReflectionEntry } from '../domain/reflection.js';
 import type { Status } from '../domain/status.js';
 import { runChildWorkflowNode } from './child-runner.js';
 import { withDeadline } from './deadline.js';
 import { runPromptNode } from './prompt-runner.js';
+import { ReflectionLedger } from './reflection-ledger.js';
 import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
 import { MISSING, type TemplateScope } from './templates.js';
+import { reflectOnFailure } from './workflow-reflection.js';
 
 /**
  * One execution of one workflow: walks its tree, keeps the node records in memory, and commits each
@@ -26,6 +35,7 @@ export class Run {
   private pending: Required<ChangeSet> = emptyChanges();
   private readonly pendingNodes = new Map<string, NodePatch>();
   private backgroundFlushScheduled = false;
+  readonly reflections: ReflectionLedger;
   private readonly reported = new WeakSet<object>();
 
   constructor(
@@ -33,7 +43,9 @@ export class Run {
     nodes: readonly NodeRecord[],
     private seq: number,
     readonly services: EngineServices,
+    history: readonly ReflectionEntry[] = [],
   ) {
+    this.reflections = new ReflectionLedger(this, history);
     for (const node of nodes) {
       this.nodesByName.set(node.name, node);
       this.nodesById.set(node.id, node);
@@ -115,36 +127,61 @@ export class Run {
     if (this.services.isStopping()) throw shuttingDownError();
 
     const { clock } = this.services;
-    const startedAt = clock.now();
-    const attempt = record.attempts + 1;
-    this.patchNode(record, { status: 'running', attempts: attempt, startedAt, endedAt: null, error: null });
-    this.emit('stepStart', record.id, { node: node.name, type: node.type, attempt });
-    this.flushInBackground();
-    try {
-      const output = await this.runKind(node, record, signal, attempt);
-      const endedAt = clock.now();
-      this.patchNode(record, { status: 'completed', output, endedAt });
-      this.emit('stepEnd', record.id, { node: node.name, status: 'completed', durationMs: endedAt - startedAt });
-      // A prompt's result must be durable before the run moves on (no second model call after a
-      // crash). A container's need not: after a crash it completes again from its children's stored
-      // outputs at no cost, so its commit rides along with the next one.
-      if (node.type === 'prompt') await this.flush();
-      else this.flushInBackground();
-      return output;
-    } catch (err) {
-      if (isShutdown(err)) throw err;
-      const endedAt = clock.now();
-      const status: Status = isCancellation(err) ? 'cancelled' : 'failed';
-      const error = this.errorInfo(err);
-      this.patchNode(record, { status, error, endedAt });
-      if (status === 'failed' && typeof err === 'object' && err !== null && !this.reported.has(err)) {
-        this.reported.add(err);
-        this.emit('error', record.id, { node: node.name, ...error });
+    for (;;) {
+      const startedAt = clock.now();
+      const attempt = record.attempts + 1;
+      this.patchNode(record, { status: 'running', attempts: attempt, startedAt, endedAt: null, error: null });
+      this.emit('stepStart', record.id, { node: node.name, type: node.type, attempt });
+      this.flushInBackground();
+      try {
+        const output = await this.runKind(node, record, signal, attempt);
+        const endedAt = clock.now();
+        this.reflections.settleNode(record.id, true);
+        this.patchNode(record, { status: 'completed', output, endedAt });
+        this.emit('stepEnd', record.id, {
+          node: node.name,
+          status: 'completed',
+          attempt,
+          durationMs: endedAt - startedAt,
+        });
+        // A prompt's result must be durable before the run moves on (no second model call after a
+        // crash). A container's need not: after a crash it completes again from its children's stored
+        // outputs at no cost, so its commit rides along with the next one.
+        if (node.type === 'prompt') await this.flush();
+        else this.flushInBackground();
+        return output;
+      } catch (err) {
+        if (isShutdown(err)) throw err;
+        const endedAt = clock.now();
+        const status: Status = isCancellation(err) ? 'cancelled' : 'failed';
+        const error = this.errorInfo(err);
+        this.reflections.settleNode(record.id, false);
+        this.patchNode(record, { status, error, endedAt });
+        if (status === 'failed' && typeof err === 'object' && err !== null && !this.reported.has(err)) {
+          this.reported.add(err);
+          this.emit('error', record.id, { node: node.name, attempt, ...error });
+        }
+        const retry =
+          status === 'failed' && node.type === 'prompt' && !signal.aborted
+            ? await reflectOnFailure(this, node, record, err, attempt, signal)
+            : false;
+        this.emit('stepEnd', record.id, {
+          node: node.name,
+          status,
+          attempt,
+          durationMs: endedAt - startedAt,
+          error,
+          retry,
+        });
+        await this.flush();
+        if (retry) {
+          const delayMs = this.reflections.retryDelayMs;
+          if (delayMs > 0) await clock.sleep(delayMs, signal);
+          continue;
+        }
+        if (status === 'failed' && node.optional) return null;
+        throw err;
       }
-      this.emit('stepEnd', record.id, { node: node.name, status, durationMs: endedAt - startedAt, error });
-      await this.flush();
-      if (status === 'failed' && node.optional) return null;
-      throw err;
     }
   }
 
@@ -156,7 +193,7 @@ export class Run {
   ): Promise<unknown> {
     switch (node.type) {
       case 'prompt':
-        return runPromptNode(this, node, record, signal, attempt);
+        return runPromptNode(this, node, record, signal, attempt, this.reflections.revisedInputs(node, record));
       case 'sequence': {
         let output: unknown = null;
         for (const step of node.steps) output = await this.runNode(step, signal);
@@ -184,6 +221,22 @@ export class Run {
   private errorInfo(err: unknown): ErrorInfo {
     if (!(err instanceof AppError)) this.services.onError(err, { workflowId: this.workflow.id });
     return toErrorInfo(err);
+  }
+
+  /** DESIGN §6 toggles: the workflow's `options.cache`, the agent's `enableCache`, the prompt's `disableCache`. */
+  cacheEnabled(node: PromptNode, agent: AgentConfig): boolean {
+    return (
+      this.definition.options?.cache !== false && agent.enableCache !== false && node.overrides?.disableCache !== true
+    );
+  }
+
+  /** Reflection entries join the next commit, like every other change of the run. */
+  addReflection(entry: ReflectionEntry): void {
+    this.pending.reflections.push(entry);
+  }
+
+  addReflectionOutcome(id: string, success: boolean): void {
+    this.pending.reflectionOutcomes.push({ id, success });
   }
 
   // ── change tracking: every mutation goes to memory and to the next commit ──
@@ -225,9 +278,7 @@ export class Run {
       changes.nodes = [...this.pendingNodes.values()];
       this.pendingNodes.clear();
     }
-    if (!changes.events.length && !changes.nodes.length && !changes.workflows.length && !changes.newWorkflows.length) {
-      return Promise.resolve();
-    }
+    if (isEmpty(changes)) return Promise.resolve();
     this.pending = emptyChanges();
     return this.services.store.commit(changes).then(() => {
       if (changes.events.length > 0) this.services.bus.publish(changes.events);
@@ -249,6 +300,17 @@ export class Run {
   }
 }
 
+function isEmpty(changes: Required<ChangeSet>): boolean {
+  return (
+    changes.events.length === 0 &&
+    changes.nodes.length === 0 &&
+    changes.workflows.length === 0 &&
+    changes.newWorkflows.length === 0 &&
+    changes.reflections.length === 0 &&
+    changes.reflectionOutcomes.length === 0
+  );
+}
+
 function emptyChanges(): Required<ChangeSet> {
-  return { newWorkflows: [], workflows: [], nodes: [], events: [] };
+  return { newWorkflows: [], workflows: [], nodes: [], events: [], reflections: [], reflectionOutcomes: [] };
 }

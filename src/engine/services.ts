@@ -1,3 +1,4 @@
+import type { ResponseCache } from '../domain/cache.js';
 import { AppError } from '../domain/errors.js';
 import type { Clock, EventBus, ModelCatalog, WorkflowStore } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
@@ -8,6 +9,7 @@ import type { RetryPolicy } from './transport-retry.js';
 /** What a run needs from the executor that owns it. */
 export interface EngineServices {
   store: WorkflowStore;
+  cache: ResponseCache;
   bus: EventBus;
   models: ModelCatalog;
   clock: Clock;

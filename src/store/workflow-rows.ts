@@ -14,7 +14,7 @@ export const WORKFLOW_COLUMNS =
   'trace_id, definition, output, error, cancel_requested, created_at, started_at, ended_at';
 export const NODE_COLUMNS =
   'id, workflow_id, parent_id, name, type, position, depth, status, attempts, output, error, child_workflow_id, ' +
-  'started_at, ended_at';
+  'started_at, ended_at, cache_keys';
 export const EVENT_COLUMNS = 'workflow_id, seq, type, node_id, at, payload, tenant_id';
 
 export interface WorkflowRow {
@@ -52,6 +52,7 @@ export interface NodeRow {
   child_workflow_id: string | null;
   started_at: number | null;
   ended_at: number | null;
+  cache_keys: string | null;
 }
 
 export interface EventRow {
@@ -108,6 +109,8 @@ export function toWorkflow(row: WorkflowRow): WorkflowRecord {
   };
 }
 
+const CacheKeysSchema = z.array(z.string());
+
 export function toNode(row: NodeRow): NodeRecord {
   return {
     id: row.id,
@@ -122,6 +125,7 @@ export function toNode(row: NodeRow): NodeRecord {
     output: parseOutput(row.output),
     error: parseError(row.error),
     childWorkflowId: row.child_workflow_id,
+    cacheKeys: row.cache_keys === null ? [] : CacheKeysSchema.parse(JSON.parse(row.cache_keys)),
     startedAt: row.started_at,
     endedAt: row.ended_at,
   };
@@ -194,6 +198,7 @@ export function nodeValues(n: NodeRecord, tenantId: string): unknown[] {
     n.childWorkflowId ?? null,
     n.startedAt ?? null,
     n.endedAt ?? null,
+    n.cacheKeys.length === 0 ? null : JSON.stringify(n.cacheKeys),
     tenantId,
   ];
 }

@@ -11,6 +11,7 @@ import type {
 import type { NodePatch, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
+import { createReflectionsRepo } from './reflections.repo.js';
 import {
   decodeCursor,
   EVENT_COLUMNS,
@@ -55,6 +56,7 @@ const NODE_PATCH_FIELDS: ReadonlyArray<PatchField<NodePatch>> = [
   { key: 'startedAt', column: 'started_at', encode: asIs },
   { key: 'endedAt', column: 'ended_at', encode: asIs },
   { key: 'childWorkflowId', column: 'child_workflow_id', encode: asIs },
+  { key: 'cacheKeys', column: 'cache_keys', encode: toJson },
 ];
 
 /**
@@ -110,7 +112,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
     `INSERT INTO workflows (${WORKFLOW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const insertNode = db.prepare(
-    `INSERT INTO nodes (${NODE_COLUMNS}, tenant_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO nodes (${NODE_COLUMNS}, tenant_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const insertEvent = db.prepare(`INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
   const selectIdempotencyKey = db.prepare<[string, string], IdempotencyRow>(
@@ -156,6 +158,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
 
   const patchWorkflow = createPatcher(db, 'workflows', WORKFLOW_PATCH_FIELDS);
   const patchNode = createPatcher(db, 'nodes', NODE_PATCH_FIELDS);
+  const reflectionRows = createReflectionsRepo(db);
 
   function insertNewWorkflow({ workflow, nodes }: NewWorkflow): void {
     insertWorkflow.run(workflowValues(workflow));
@@ -171,6 +174,8 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
         insertEvent.run(e.workflowId, e.seq, e.type, e.nodeId ?? null, e.at, JSON.stringify(e.payload), e.tenantId);
       }
     }
+    // After the nodes: a new entry references its node row, which may be created in this same set.
+    reflectionRows.apply(changes);
   }
 
   function createInTransaction(created: NewWorkflow, claim: IdempotencyClaim | undefined): CreateOutcome {
@@ -277,6 +282,10 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
 
     async children(parentWorkflowId) {
       return selectChildren.all(parentWorkflowId).map(toWorkflow);
+    },
+
+    async reflections(workflowId) {
+      return reflectionRows.list(workflowId);
     },
   };
 }

@@ -32,6 +32,8 @@ function promptWorkflow(extra: Record<string, unknown> = {}, agent: Record<strin
     name: 'anthropic-run',
     agents: { analyst: { model: 'anthropic/claude-sonnet-5-5', system: 'You inspect.', ...agent } },
     root: { type: 'prompt', name: 'ask', agent: 'analyst', user: 'Where am I?', ...extra },
+    // These tests count provider requests: identical prompts must not be served from the cache.
+    options: { cache: false },
   };
 }
 

@@ -42,6 +42,7 @@ function node(id: string, parentId: string | null, position: number, over: Parti
     output: null,
     error: null,
     childWorkflowId: null,
+    cacheKeys: [],
     startedAt: T0,
     endedAt: T0 + 5,
     ...over,

@@ -91,6 +91,7 @@ export function node(workflowId: string, fields: Partial<NodeRecord> & Pick<Node
     output: null,
     error: null,
     childWorkflowId: null,
+    cacheKeys: [],
     startedAt: null,
     endedAt: null,
     ...fields,

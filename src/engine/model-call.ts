@@ -1,0 +1,191 @@
+import { AppError } from '../domain/errors.js';
+import type { LlmRequest, LlmResponse, ToolResultBlock, ToolUseBlock } from '../domain/llm.js';
+import type { ResolvedModel } from '../domain/ports.js';
+import type { NodeRecord } from '../domain/records.js';
+import { redactSecrets, redactValue } from '../domain/redact.js';
+import type { Run } from './run.js';
+import { shuttingDownError } from './services.js';
+import { callWithRetry } from './transport-retry.js';
+
+/**
+ * One model call of a run: the agentPromptStart/End events, the workflow's call budget, the global
+ * concurrency limit and the single transport-retry layer (DESIGN §4, §5.1).
+ */
+export interface CallInfo {
+  node: string;
+  nodeId: string;
+  agent: string;
+  attempt: number;
+  turn: number;
+  /** The rendered user message, recorded on the first turn only. */
+  prompt: string | undefined;
+  /** What the call is for when it is not the prompt itself (e.g. `reflection`). */
+  purpose?: string;
+  /** Look up and collapse in the response cache (DESIGN §6 toggles). */
+  cacheable: boolean;
+}
+
+/** A model answer and where it came from. */
+export interface ModelAnswer {
+  response: LlmResponse;
+  costUsd: number;
+  /** Set when the call was cacheable: the key it was looked up under. */
+  cacheKey: string | undefined;
+  fromCache: boolean;
+}
+
+/**
+ * Looks the effective request up in the response cache first (DESIGN §6), else calls the provider;
+ * identical concurrent misses share one call. Storing the answer is the caller's decision: only
+ * after it proved good (a final answer after validation).
+ */
+export async function callModel(
+  run: Run,
+  model: ResolvedModel,
+  request: LlmRequest,
+  signal: AbortSignal,
+  info: CallInfo,
+): Promise<ModelAnswer> {
+  const { cache } = run.services;
+  const tenantId = run.workflow.tenantId;
+  if (!info.cacheable)
+    return { ...(await callProvider(run, model, request, signal, info)), cacheKey: undefined, fromCache: false };
+
+  const key = cache.keyFor(info.agent, tenantId, model.provider, request);
+  const hit = await cache.get(tenantId, key);
+  if (hit) {
+    run.emit('cacheHit', info.nodeId, {
+      key,
+      node: info.node,
+      model: hit.modelId,
+      tokenUsage: hit.response.usage,
+      costSavedUsd: hit.costUsd,
+    });
+    return { response: hit.response, costUsd: 0, cacheKey: key, fromCache: true };
+  }
+  run.emit('cacheMiss', info.nodeId, { key, node: info.node });
+  const call = () => callProvider(run, model, request, signal, info);
+  try {
+    return { ...(await cache.collapse(tenantId, key, call)), cacheKey: key, fromCache: false };
+  } catch (err) {
+    // A shared call ended by *another* caller's cancellation or deadline: make our own.
+    if (!signal.aborted && isAbortOfAnother(err)) return { ...(await call()), cacheKey: key, fromCache: false };
+    throw err;
+  }
+}
+
+/** Stores a good answer under its key; cache trouble never fails the run. */
+export function rememberAnswer(run: Run, model: ResolvedModel, answer: ModelAnswer): void {
+  if (answer.cacheKey === undefined || answer.fromCache) return;
+  const value = {
+    response: answer.response,
+    modelId: model.id,
+    costUsd: answer.costUsd,
+    createdAt: run.services.clock.now(),
+  };
+  run.services.cache
+    .set(run.workflow.tenantId, answer.cacheKey, value)
+    .catch((err) => run.services.onError(err, { workflowId: run.workflow.id, cacheKey: answer.cacheKey }));
+}
+
+function isAbortOfAnother(err: unknown): boolean {
+  return (
+    err instanceof AppError &&
+    (err.code === 'CANCELLED' || err.code === 'NODE_TIMEOUT' || err.code === 'WORKFLOW_TIMEOUT')
+  );
+}
+
+async function callProvider(
+  run: Run,
+  model: ResolvedModel,
+  request: LlmRequest,
+  signal: AbortSignal,
+  info: CallInfo,
+): Promise<{ response: LlmResponse; costUsd: number }> {
+  const { services } = run;
+  const { clock } = services;
+  const call = {
+    node: info.node,
+    agent: info.agent,
+    model: model.id,
+    simulated: model.simulated,
+    attempt: info.attempt,
+    turn: info.turn,
+    ...(info.purpose === undefined ? {} : { purpose: info.purpose }),
+  };
+  run.emit('agentPromptStart', info.nodeId, {
+    ...call,
+    ...(info.prompt === undefined ? {} : { prompt: redactSecrets(info.prompt) }),
+  });
+  run.flushInBackground();
+  const started = clock.now();
+  const response = await callWithRetry(
+    async () => {
+      if (services.isStopping()) throw shuttingDownError();
+      if (++run.llmCalls > run.llmCallLimit) {
+        throw new AppError(
+          'LLM_CALL_LIMIT_EXCEEDED',
+          `the workflow reached its limit of ${run.llmCallLimit} model calls`,
+        );
+      }
+      await services.llmSlots.acquire(signal);
+      try {
+        return await model.client.complete(request, { signal });
+      } finally {
+        services.llmSlots.release();
+      }
+    },
+    {
+      policy: services.retry,
+      signal,
+      clock,
+      onRetry: (notice) => {
+        run.emit('retry', info.nodeId, {
+          node: info.node,
+          reason: notice.reason,
+          delayMs: notice.delayMs,
+          attempt: notice.attempt,
+          code: notice.error.code,
+          message: redactSecrets(notice.error.message),
+        });
+        run.flushInBackground();
+      },
+    },
+  );
+  const costUsd = services.models.costUsd(model.id, response.usage);
+  run.emit('agentPromptEnd', info.nodeId, {
+    ...call,
+    duration: clock.now() - started,
+    tokenUsage: response.usage,
+    costUsd,
+    stopReason: response.stopReason,
+  });
+  return { response, costUsd };
+}
+
+export async function invokeTool(
+  run: Run,
+  use: ToolUseBlock,
+  record: NodeRecord,
+  allowed: ReadonlySet<string>,
+): Promise<ToolResultBlock> {
+  const started = run.services.clock.now();
+  const result = allowed.has(use.name)
+    ? await run.services.tools.run(use.name, use.input, { workflow: run.workflow, node: record, nodes: run.nodesById })
+    : {
+        content: JSON.stringify({ error: `tool "${use.name}" is not available to this agent` }),
+        isError: true,
+        output: null,
+      };
+  run.emit('toolInvocation', record.id, {
+    node: record.name,
+    toolName: use.name,
+    input: redactValue(use.input),
+    output: result.output,
+    isError: result.isError,
+    duration: run.services.clock.now() - started,
+  });
+  const block: ToolResultBlock = { type: 'tool_result', tool_use_id: use.id, content: result.content };
+  if (result.isError) block.is_error = true;
+  return block;
+}
