@@ -12,13 +12,16 @@ import { cacheRoutes } from './api/cache.routes.js';
 import { type ErrorSink, errorBody, registerErrorHandling } from './api/error-handler.js';
 import { eventRoutes } from './api/events.routes.js';
 import { healthRoutes } from './api/health.routes.js';
+import { metricsRoutes } from './api/metrics.routes.js';
+import { prometheusRoutes, registerHttpMetrics } from './api/prometheus.routes.js';
 import { reflectionRoutes } from './api/reflections.routes.js';
 import { registerOpenApiMetadata } from './api/schemas.js';
+import { traceRoutes } from './api/traces.routes.js';
 import { workflowRoutes } from './api/workflows.routes.js';
 import type { Deps } from './deps.js';
 
 /** Probes are polled constantly: their lines go to debug so they do not drown the rest. */
-const QUIET_PATHS = new Set(['/healthz', '/readyz']);
+const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 function pathOf(url: string): string {
   const q = url.indexOf('?');
@@ -76,6 +79,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   registerErrorHandling(app, { sink: errors, unavailableRetryAfterMs: config.SHUTDOWN_GRACE_MS });
   registerAuth(app, config);
+  registerHttpMetrics(app, deps.telemetry);
 
   registerOpenApiMetadata();
   await app.register(fastifySwagger, {
@@ -92,6 +96,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
         { name: 'workflows', description: 'Submit, inspect and cancel workflow runs' },
         { name: 'events', description: 'Workflow events (JSON pages or SSE)' },
         { name: 'cache', description: 'Response cache: stats, inspection, busting' },
+        { name: 'metrics', description: 'Efficiency records, rewards and feedback' },
+        { name: 'traces', description: 'Traces and spans of workflow runs (loki-mode shape)' },
         { name: 'health', description: 'Probes' },
       ],
     },
@@ -107,6 +113,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(eventRoutes, { deps });
   await app.register(reflectionRoutes, { deps });
   await app.register(cacheRoutes, { deps });
+  await app.register(metricsRoutes, { deps });
+  await app.register(traceRoutes, { deps });
+  await app.register(prometheusRoutes, { metrics: deps.telemetry });
 
   return app;
 }

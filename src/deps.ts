@@ -8,7 +8,9 @@ import type {
   Clock,
   EventBus,
   LlmProvider,
+  MetricsStore,
   ModelCatalog,
+  TraceStore,
   WorkflowStore,
   WorkQueue,
 } from './domain/ports.js';
@@ -26,7 +28,10 @@ import { createSqliteCacheStore } from './store/cache.repo.js';
 import { startCheckpointer } from './store/checkpointer.js';
 import { openDatabase } from './store/db.js';
 import { createGroupCommitter } from './store/group-commit.js';
+import { createSqliteMetricsStore } from './store/metrics.repo.js';
+import { createSqliteTraceStore } from './store/spans.repo.js';
 import { createSqliteWorkflowStore } from './store/workflows.repo.js';
+import { createPrometheusMetrics, type PrometheusMetrics } from './telemetry/prometheus.js';
 import { createToolRegistry } from './tools/registry.js';
 
 /** The one object that holds every collaborator; built by createDeps (below), passed to buildApp. */
@@ -40,7 +45,13 @@ export interface Deps {
   queue: WorkQueue;
   models: ModelCatalog;
   cache: ResponseCache;
+  /** Efficiency records, rewards and feedback (DESIGN §9). */
+  metrics: MetricsStore;
+  /** Traces and spans (DESIGN §9). */
+  traces: TraceStore;
   executor: Executor;
+  /** Prometheus metrics for GET /metrics (not the efficiency metrics). */
+  telemetry: PrometheusMetrics;
   /** Flipped by main.ts on SIGTERM/SIGINT: the API answers 503 from then on. */
   lifecycle: { shuttingDown: boolean };
   /** Closes the database and every other resource; idempotent. */
@@ -70,6 +81,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
         });
   const store = createSqliteWorkflowStore(db, committer);
   const apiKeys = createSqliteApiKeyStore(db, committer);
+  const traces = createSqliteTraceStore(db, committer);
   await apiKeys.sync(config.API_KEYS.map(({ tenantId, key }) => ({ tenantId, keyHash: hashApiKey(key) })));
 
   const engineLog = logger.child({ module: 'engine' });
@@ -115,6 +127,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
 
   const executor = createExecutor({
     cache,
+    traces,
     store,
     bus: events,
     queue,
@@ -124,6 +137,12 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     concurrency: config.CONCURRENCY,
     retry: { maxAttempts: config.RETRY_MAX_ATTEMPTS, baseDelayMs: config.RETRY_BASE_DELAY_MS, maxDelayMs: 30_000 },
     onError,
+  });
+
+  const telemetry = createPrometheusMetrics({
+    bus: events,
+    queueDepth: () => queue.depth,
+    running: () => executor.running,
   });
 
   let closed: Promise<void> | undefined;
@@ -137,10 +156,14 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     queue,
     models,
     cache,
+    metrics: createSqliteMetricsStore(db, committer),
+    traces,
     executor,
+    telemetry,
     lifecycle: { shuttingDown: false },
     close() {
       closed ??= (async () => {
+        telemetry.close();
         await executor.shutdown(0);
         committer.flushNow();
         await checkpointer?.stop();

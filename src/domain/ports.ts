@@ -1,7 +1,10 @@
+import type { Complexity } from './definition.js';
 import type { WorkflowEvent } from './events.js';
 import type { LlmRequest, LlmResponse, TokenUsage } from './llm.js';
+import type { EfficiencyRecord, Feedback, FeedbackAction, RewardRecord } from './metrics.js';
 import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from './records.js';
 import type { ReflectionEntry } from './reflection.js';
+import type { SpanWrite, TraceFilter, TraceRecord, TraceSummary } from './spans.js';
 import type { Status } from './status.js';
 
 /**
@@ -58,6 +61,13 @@ export interface ChangeSet {
   reflections?: ReflectionEntry[];
   /** `success` of earlier entries, set once the attempt that followed them finished. */
   reflectionOutcomes?: Array<{ id: string; success: boolean }>;
+  /** Efficiency records of workflows that ended (DESIGN §9), committed with their final state. */
+  efficiency?: TenantEfficiencyRecord[];
+  /** Reward records, inserted or replaced (upsert by workflow). */
+  rewards?: TenantRewardRecord[];
+  /** Span inserts and ends (DESIGN §9), in order, committed with the node they belong to. An end
+   * only closes an open span: a second end of the same span is ignored. */
+  spans?: SpanWrite[];
 }
 
 export interface WorkflowFilter {
@@ -107,6 +117,56 @@ export interface WorkflowStore {
   reflections(workflowId: string): Promise<ReflectionEntry[]>;
 }
 
+/** Trace reads and span maintenance (DESIGN §9); span writes ride on `WorkflowStore.commit`. */
+export interface TraceStore {
+  /** Closes every open span of that one workflow as `interrupted` at `at` (resume after a crash,
+   * shutdown), through the group committer; returns how many it closed. */
+  interruptOpenSpans(workflowId: string, at: number): Promise<number>;
+  /** Tenant-scoped: another tenant's trace is `undefined`. */
+  trace(tenantId: string, traceId: string): Promise<TraceRecord | undefined>;
+  /** Newest first (by root workflow id). */
+  traces(tenantId: string, filter: TraceFilter, cursor: string | null, limit: number): Promise<Page<TraceSummary>>;
+}
+
+/** An efficiency record or a reward as the store keeps it: with the tenant it belongs to. */
+export type TenantEfficiencyRecord = EfficiencyRecord & { tenant_id: string };
+export type TenantRewardRecord = RewardRecord & { tenant_id: string };
+
+/** Time range on the record's `completed_at` / `created_at`, epoch ms, both inclusive. */
+export interface MetricsFilter {
+  from?: number;
+  to?: number;
+  taskType?: string;
+  complexity?: Complexity;
+}
+
+/** Efficiency records, rewards and feedback (DESIGN §9); records and rewards are written through
+ * `WorkflowStore.commit` with the workflow's final state. Every read is tenant-scoped. */
+export interface MetricsStore {
+  efficiency(tenantId: string, workflowId: string): Promise<EfficiencyRecord | undefined>;
+  /** Newest first. */
+  listEfficiency(tenantId: string, filter: MetricsFilter, limit: number): Promise<EfficiencyRecord[]>;
+  reward(tenantId: string, workflowId: string): Promise<RewardRecord | undefined>;
+  /** Newest first. */
+  listRewards(tenantId: string, filter: Pick<MetricsFilter, 'from' | 'to'>, limit: number): Promise<RewardRecord[]>;
+  /**
+   * Inserts the feedback and replaces the reward in one transaction. `recompute` receives every
+   * action recorded for the workflow (this one's included) and the current reward, inside the
+   * transaction, so concurrent feedback never loses an action. `undefined` (nothing written) when
+   * the workflow has no reward.
+   */
+  addFeedback(
+    tenantId: string,
+    workflowId: string,
+    feedback: Feedback,
+    /** Epoch ms the feedback was received. */
+    at: number,
+    recompute: (actions: FeedbackAction[], current: RewardRecord) => RewardRecord,
+  ): Promise<RewardRecord | undefined>;
+  /** Every action recorded for the workflow, oldest first. */
+  feedbackActions(tenantId: string, workflowId: string): Promise<FeedbackAction[]>;
+}
+
 export interface ApiKeyStore {
   /** Replaces the configured keys (hashes only) at boot. */
   sync(keys: Array<{ tenantId: string; keyHash: string }>): Promise<void>;
@@ -119,6 +179,8 @@ export type EventListener = (event: WorkflowEvent) => void;
 export interface EventBus {
   publish(events: readonly WorkflowEvent[]): void;
   subscribe(workflowId: string, listener: EventListener): () => void;
+  /** Every committed event of every workflow (telemetry); returns the unsubscribe function. */
+  subscribeAll(listener: EventListener): () => void;
 }
 
 /** Where submitted workflows wait for the executor (DESIGN §16: a job queue when scaled out). */

@@ -16,6 +16,7 @@ export async function runChildWorkflowNode(
   node: ChildWorkflowNode,
   record: NodeRecord,
   signal: AbortSignal,
+  parentSpan: string,
 ): Promise<unknown> {
   const { services } = run;
   let child: WorkflowRecord | undefined = record.childWorkflowId
@@ -51,7 +52,13 @@ export async function runChildWorkflowNode(
     await run.flush();
     child = planned.workflow;
   }
-  const finished = await services.runChild(child, signal);
+  // DESIGN §9: a child workflow is a handoff, under which the child's own orchestrator span nests.
+  const handoff = run.spans.record('handoff_span', parentSpan, record.id, {
+    from_agent: 'orchestrator',
+    to_agent: child.name,
+    context_passed: { node: node.name, childWorkflowId: child.id },
+  });
+  const finished = await services.runChild(child, signal, handoff);
   if (finished.status === 'completed') return finished.output;
   if (finished.status === 'cancelled') throw signal.aborted ? signal.reason : cancelledError();
   const cause = finished.error ? `${finished.error.code}: ${finished.error.message}` : 'unknown error';

@@ -6,6 +6,7 @@ import type {
   EventBus,
   ModelCatalog,
   NewWorkflow,
+  TraceStore,
   WorkflowStore,
   WorkQueue,
 } from '../domain/ports.js';
@@ -46,6 +47,7 @@ export interface Executor {
 export interface ExecutorOptions {
   store: WorkflowStore;
   cache: ResponseCache;
+  traces: TraceStore;
   bus: EventBus;
   queue: WorkQueue;
   models: ModelCatalog;
@@ -79,7 +81,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     llmSlots: createSemaphore(options.concurrency),
     retry: options.retry,
     isStopping: () => stopping,
-    runChild: (child, parentSignal) => execute(child, parentSignal),
+    runChild: (child, parentSignal, parentSpan) => execute(child, parentSignal, undefined, parentSpan),
     onError: options.onError,
   };
 
@@ -87,13 +89,16 @@ export function createExecutor(options: ExecutorOptions): Executor {
     workflow: WorkflowRecord,
     parentSignal?: AbortSignal,
     loaded?: { nodes: NodeRecord[]; lastSeq: number; reflections?: ReflectionEntry[] },
+    parentSpan: string | null = null,
   ): Promise<WorkflowRecord> {
     if (isTerminal(workflow.status)) return workflow;
     const { nodes, lastSeq, reflections } = loaded ?? (await load(workflow.id));
+    // Spans left open by an execution that died (crash, shutdown) end `interrupted` (DESIGN §9).
+    if (!loaded) await options.traces.interruptOpenSpans(workflow.id, clock.now());
     const run = new Run(workflow, nodes, lastSeq, services, reflections);
     active.set(workflow.id, run);
     try {
-      await run.execute(parentSignal, cancelRequested.has(workflow.id));
+      await run.execute(parentSignal, cancelRequested.has(workflow.id), parentSpan);
     } finally {
       active.delete(workflow.id);
       if (isTerminal(run.workflow.status)) cancelRequested.delete(workflow.id);

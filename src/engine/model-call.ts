@@ -1,10 +1,10 @@
-import { AppError } from '../domain/errors.js';
+import { AppError, toErrorInfo } from '../domain/errors.js';
 import type { LlmRequest, LlmResponse, ToolResultBlock, ToolUseBlock } from '../domain/llm.js';
 import type { ResolvedModel } from '../domain/ports.js';
 import type { NodeRecord } from '../domain/records.js';
 import { redactSecrets, redactValue } from '../domain/redact.js';
 import type { Run } from './run.js';
-import { shuttingDownError } from './services.js';
+import { isShutdown, shuttingDownError } from './services.js';
 import { callWithRetry } from './transport-retry.js';
 
 /**
@@ -23,6 +23,8 @@ export interface CallInfo {
   purpose?: string;
   /** Look up and collapse in the response cache (DESIGN §6 toggles). */
   cacheable: boolean;
+  /** The span the call's generation_span hangs under (the node's agent_span). */
+  spanId: string;
 }
 
 /** A model answer and where it came from. */
@@ -48,12 +50,22 @@ export async function callModel(
 ): Promise<ModelAnswer> {
   const { cache } = run.services;
   const tenantId = run.workflow.tenantId;
-  if (!info.cacheable)
-    return { ...(await callProvider(run, model, request, signal, info)), cacheKey: undefined, fromCache: false };
+  if (!info.cacheable) {
+    return { ...(await callProvider(run, model, request, signal, info, null)), cacheKey: undefined, fromCache: false };
+  }
 
   const key = cache.keyFor(info.agent, tenantId, model.provider, request);
   const hit = await cache.get(tenantId, key);
   if (hit) {
+    run.spans.record('generation_span', info.spanId, info.nodeId, {
+      model: hit.modelId,
+      tokens_in: hit.response.usage.inputTokens,
+      tokens_out: hit.response.usage.outputTokens,
+      latency_ms: 0,
+      cache_hit: true,
+      cache_key: key,
+      cost_usd: 0,
+    });
     run.emit('cacheHit', info.nodeId, {
       key,
       node: info.node,
@@ -64,7 +76,7 @@ export async function callModel(
     return { response: hit.response, costUsd: 0, cacheKey: key, fromCache: true };
   }
   run.emit('cacheMiss', info.nodeId, { key, node: info.node });
-  const call = () => callProvider(run, model, request, signal, info);
+  const call = () => callProvider(run, model, request, signal, info, key);
   try {
     return { ...(await cache.collapse(tenantId, key, call)), cacheKey: key, fromCache: false };
   } catch (err) {
@@ -101,7 +113,41 @@ async function callProvider(
   request: LlmRequest,
   signal: AbortSignal,
   info: CallInfo,
+  cacheKey: string | null,
 ): Promise<{ response: LlmResponse; costUsd: number }> {
+  const { services } = run;
+  const { clock } = services;
+  const span = run.spans.start('generation_span', info.spanId, info.nodeId, {
+    model: model.id,
+    tokens_in: 0,
+    tokens_out: 0,
+    latency_ms: 0,
+    cache_hit: false,
+    cache_key: cacheKey,
+    cost_usd: 0,
+  });
+  try {
+    const result = await callAndReport(run, model, request, signal, info);
+    run.spans.end(span, 'ok', {
+      tokens_in: result.response.usage.inputTokens,
+      tokens_out: result.response.usage.outputTokens,
+      latency_ms: result.latencyMs,
+      cost_usd: result.costUsd,
+    });
+    return result;
+  } catch (err) {
+    run.spans.end(span, isShutdown(err) ? 'interrupted' : 'error', undefined, toErrorInfo(err));
+    throw err;
+  }
+}
+
+async function callAndReport(
+  run: Run,
+  model: ResolvedModel,
+  request: LlmRequest,
+  signal: AbortSignal,
+  info: CallInfo,
+): Promise<{ response: LlmResponse; costUsd: number; latencyMs: number }> {
   const { services } = run;
   const { clock } = services;
   const call = {
@@ -153,14 +199,15 @@ async function callProvider(
     },
   );
   const costUsd = services.models.costUsd(model.id, response.usage);
+  const latencyMs = clock.now() - started;
   run.emit('agentPromptEnd', info.nodeId, {
     ...call,
-    duration: clock.now() - started,
+    duration: latencyMs,
     tokenUsage: response.usage,
     costUsd,
     stopReason: response.stopReason,
   });
-  return { response, costUsd };
+  return { response, costUsd, latencyMs };
 }
 
 export async function invokeTool(
@@ -168,8 +215,15 @@ export async function invokeTool(
   use: ToolUseBlock,
   record: NodeRecord,
   allowed: ReadonlySet<string>,
+  parentSpan: string,
 ): Promise<ToolResultBlock> {
   const started = run.services.clock.now();
+  const span = run.spans.start('function_span', parentSpan, record.id, {
+    function_name: use.name,
+    arguments: redactValue(use.input),
+    result: null,
+    success: false,
+  });
   const result = allowed.has(use.name)
     ? await run.services.tools.run(use.name, use.input, { workflow: run.workflow, node: record, nodes: run.nodesById })
     : {
@@ -185,6 +239,7 @@ export async function invokeTool(
     isError: result.isError,
     duration: run.services.clock.now() - started,
   });
+  run.spans.end(span, result.isError ? 'error' : 'ok', { result: result.output, success: !result.isError });
   const block: ToolResultBlock = { type: 'tool_result', tool_use_id: use.id, content: result.content };
   if (result.isError) block.is_error = true;
   return block;

@@ -1,13 +1,21 @@
+import { createHash } from 'node:crypto';
 import { DEFAULTS, type PromptNode } from '../domain/definition.js';
 import { AppError, toErrorInfo } from '../domain/errors.js';
-import { type LlmMessage, responseText, type ToolResultBlock, type ToolUseBlock } from '../domain/llm.js';
+import {
+  type JsonSchema,
+  type LlmMessage,
+  responseText,
+  type ToolResultBlock,
+  type ToolUseBlock,
+} from '../domain/llm.js';
 import type { NodeRecord } from '../domain/records.js';
 import { isPromptReflectable, promptReflectionTurn } from '../reflection/policy.js';
 import { withDeadline } from './deadline.js';
 import { callModel, invokeTool, rememberAnswer } from './model-call.js';
-import { nodeDeadlineError, type PromptInputs, preparePrompt } from './prompt-request.js';
+import { nodeDeadlineError, type PreparedPrompt, type PromptInputs, preparePrompt } from './prompt-request.js';
 import { validateAnswer } from './response-format.js';
 import type { Run } from './run.js';
+import { isShutdown } from './services.js';
 
 /**
  * A prompt node: one agent call, or a multi-turn tool loop (`maxTurns` counts tool turns), under the
@@ -21,9 +29,41 @@ export async function runPromptNode(
   record: NodeRecord,
   signal: AbortSignal,
   attempt: number,
-  revised?: PromptInputs,
+  revised: PromptInputs | undefined,
+  parentSpan: string,
 ): Promise<unknown> {
-  const { model, request, user, agent } = preparePrompt(run, node, revised);
+  const prepared = preparePrompt(run, node, revised);
+  const { model, request } = prepared;
+  // DESIGN §9: each prompt node is a handoff from the orchestrator, then the agent's own span.
+  run.spans.record('handoff_span', parentSpan, record.id, {
+    from_agent: 'orchestrator',
+    to_agent: node.agent,
+    context_passed: { node: node.name, attempt },
+  });
+  const agentSpan = run.spans.start('agent_span', parentSpan, record.id, {
+    agent_name: node.agent,
+    model: model.id,
+    instructions_hash: request.system === undefined ? null : instructionsHash(request.system),
+  });
+  try {
+    const output = await converse(run, node, record, signal, attempt, prepared, agentSpan);
+    run.spans.end(agentSpan, 'ok');
+    return output;
+  } catch (err) {
+    run.spans.end(agentSpan, isShutdown(err) ? 'interrupted' : 'error', undefined, toErrorInfo(err));
+    throw err;
+  }
+}
+
+async function converse(
+  run: Run,
+  node: PromptNode,
+  record: NodeRecord,
+  signal: AbortSignal,
+  attempt: number,
+  { model, request, user, agent }: PreparedPrompt,
+  agentSpan: string,
+): Promise<unknown> {
   const allowedTools = new Set(agent.tools ?? []);
   const reflect = run.reflections.promptLevel(node);
   const maxAnswers = reflect ? run.reflections.maxAttempts : 1;
@@ -36,6 +76,7 @@ export async function runPromptNode(
     agent: node.agent,
     attempt,
     cacheable: run.cacheEnabled(node, agent),
+    spanId: agentSpan,
   };
   const cacheKeys: string[] = [];
   let toolTurns = 0;
@@ -63,7 +104,7 @@ export async function runPromptNode(
         }
         rememberAnswer(run, model, answer);
         const results: ToolResultBlock[] = [];
-        for (const use of toolUses) results.push(await invokeTool(run, use, record, allowedTools));
+        for (const use of toolUses) results.push(await invokeTool(run, use, record, allowedTools, agentSpan));
         request.messages = [...request.messages, ...toolTurn(response.content, results)];
         continue;
       }
@@ -74,7 +115,7 @@ export async function runPromptNode(
       }
       answers++;
       try {
-        const value = validateAnswer(text, node.responseFormat);
+        const value = checkResponseFormat(run, record, text, node.responseFormat, agentSpan);
         // Only an answer that passed validation is worth serving again (DESIGN §6).
         rememberAnswer(run, model, answer);
         if (reflection) run.reflections.settle(reflection, true);
@@ -85,6 +126,10 @@ export async function runPromptNode(
         const error = toErrorInfo(err);
         run.emit('invalidResponse', record.id, { node: node.name, attempt, answer: answers, ...error });
         run.emit('reflectionStart', record.id, { level: 'prompt', node: node.name, attempt });
+        run.spans.record('custom_span', agentSpan, record.id, {
+          operation_name: 'reflection',
+          metadata: { level: 'prompt', decision: 'retry', answer: answers, error: error.code },
+        });
         reflection = run.reflections.record({
           node: record,
           attempt,
@@ -104,6 +149,34 @@ export async function runPromptNode(
   } finally {
     deadline.dispose();
   }
+}
+
+/** The `response_format` guardrail (DESIGN §9): a span per check, triggered when the answer fails it. */
+function checkResponseFormat(
+  run: Run,
+  record: NodeRecord,
+  text: string,
+  schema: JsonSchema,
+  parentSpan: string,
+): unknown {
+  const started = run.services.clock.now();
+  try {
+    const value = validateAnswer(text, schema);
+    run.spans.record('guardrail_span', parentSpan, record.id, guardrail(false), 'ok', started);
+    return value;
+  } catch (err) {
+    run.spans.record('guardrail_span', parentSpan, record.id, guardrail(true), 'ok', started);
+    throw err;
+  }
+}
+
+function guardrail(triggered: boolean) {
+  return { guardrail_name: 'response_format', triggered, blocking: true };
+}
+
+/** Identifies the instructions an agent ran with without storing them in every span. */
+function instructionsHash(system: string): string {
+  return createHash('sha256').update(system).digest('hex').slice(0, 16);
 }
 
 function toolTurn(assistant: LlmMessage['content'], results: ToolResultBlock[]): LlmMessage[] {

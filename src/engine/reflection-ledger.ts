@@ -15,11 +15,14 @@ export class ReflectionLedger {
   private readonly revised = new Map<string, PromptInputs>();
   /** Entries that asked for a new attempt of their node, not yet settled, by node id. */
   private readonly unsettled = new Map<string, string>();
+  /** Entries recorded and outcomes settled by this execution (for the efficiency record). */
+  readonly recorded: ReflectionEntry[] = [];
+  readonly outcomes: Array<{ id: string; success: boolean }> = [];
 
   /** `history`: the entries persisted by earlier executions of this workflow (a resumed run). */
   constructor(
     private readonly run: Run,
-    private readonly history: readonly ReflectionEntry[] = [],
+    readonly history: readonly ReflectionEntry[] = [],
   ) {}
 
   get workflowLevel(): boolean {
@@ -89,6 +92,7 @@ export class ReflectionLedger {
       success: null,
     };
     this.run.addReflection(entry);
+    this.recorded.push(entry);
     if (input.level === 'workflow' && input.resolution.decision === 'retry')
       this.unsettled.set(input.node.id, entry.id);
     this.run.emit('reflectionEnd', input.node.id, {
@@ -104,6 +108,7 @@ export class ReflectionLedger {
   /** Records whether the attempt (or answer) that followed a reflection succeeded. */
   settle(entryId: string, success: boolean): void {
     this.run.addReflectionOutcome(entryId, success);
+    this.outcomes.push({ id: entryId, success });
   }
 
   /** Settles the workflow-level reflection that started this node attempt, if any. */

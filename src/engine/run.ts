@@ -11,11 +11,14 @@ import type { ChangeSet, NewWorkflow } from '../domain/ports.js';
 import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
 import type { Status } from '../domain/status.js';
+import { metricsChanges, withPending } from '../metrics/final.js';
 import { runChildWorkflowNode } from './child-runner.js';
+import { runParallel, runSequence } from './container-runner.js';
 import { withDeadline } from './deadline.js';
 import { runPromptNode } from './prompt-runner.js';
 import { ReflectionLedger } from './reflection-ledger.js';
 import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
+import { SpanRecorder } from './span-recorder.js';
 import { MISSING, type TemplateScope } from './templates.js';
 import { reflectOnFailure } from './workflow-reflection.js';
 
@@ -36,7 +39,11 @@ export class Run {
   private readonly pendingNodes = new Map<string, NodePatch>();
   private backgroundFlushScheduled = false;
   readonly reflections: ReflectionLedger;
+  readonly spans: SpanRecorder;
   private readonly reported = new WeakSet<object>();
+  /** Every event of this execution, for the efficiency record at the end (no re-read of a fresh run). */
+  private readonly emitted: WorkflowEvent[] = [];
+  private readonly startSeq: number;
 
   constructor(
     readonly workflow: WorkflowRecord,
@@ -46,6 +53,11 @@ export class Run {
     history: readonly ReflectionEntry[] = [],
   ) {
     this.reflections = new ReflectionLedger(this, history);
+    this.startSeq = seq;
+    this.spans = new SpanRecorder(
+      { traceId: workflow.traceId, workflowId: workflow.id, tenantId: workflow.tenantId },
+      () => services.clock.now(),
+    );
     for (const node of nodes) {
       this.nodesByName.set(node.name, node);
       this.nodesById.set(node.id, node);
@@ -70,7 +82,11 @@ export class Run {
   }
 
   /** Runs to a terminal state; rethrows only SHUTTING_DOWN (the workflow then resumes at next start). */
-  async execute(parentSignal: AbortSignal | undefined, cancelRequested: boolean): Promise<void> {
+  async execute(
+    parentSignal: AbortSignal | undefined,
+    cancelRequested: boolean,
+    parentSpan: string | null = null,
+  ): Promise<void> {
     const { clock } = this.services;
     const wf = this.workflow;
     if (cancelRequested || wf.cancelRequested) this.controller.abort(cancelledError());
@@ -85,19 +101,35 @@ export class Run {
       Math.max(0, startedAt + timeoutMs - clock.now()),
       () => new AppError('WORKFLOW_TIMEOUT', `the workflow did not finish within ${timeoutMs} ms`),
     );
+    // One root agent_span per execution: after a crash the old one ends `interrupted`, and the
+    // resumed execution gets its own (DESIGN §9: the run is an "orchestrator" agent_span).
+    const root = this.spans.start('agent_span', parentSpan, null, { agent_name: 'orchestrator' });
     if (wf.status === 'idle') {
       this.patchWorkflow({ status: 'running', startedAt });
       this.emit('workflowStart', null, { name: wf.name, parentWorkflowId: wf.parentWorkflowId });
+      // The definition passed its checks at submission; recorded with the submission time.
+      this.spans.record(
+        'guardrail_span',
+        root,
+        null,
+        { guardrail_name: 'input_validation', triggered: false, blocking: true },
+        'ok',
+        wf.createdAt,
+      );
     }
     try {
-      const output = await this.runNode(this.definition.root, deadline.signal);
-      this.finish('completed', output, null);
+      const output = await this.runNode(this.definition.root, deadline.signal, root);
+      this.spans.end(root, 'ok');
+      await this.finish('completed', output, null);
     } catch (err) {
       if (isShutdown(err)) {
+        this.spans.end(root, 'interrupted');
         await this.flush();
         throw err;
       }
-      this.finish(isCancellation(err) ? 'cancelled' : 'failed', null, this.errorInfo(err));
+      const error = this.errorInfo(err);
+      this.spans.end(root, 'error', undefined, error);
+      await this.finish(isCancellation(err) ? 'cancelled' : 'failed', null, error);
     } finally {
       deadline.dispose();
       parentSignal?.removeEventListener('abort', onParentAbort);
@@ -105,7 +137,8 @@ export class Run {
     await this.flush();
   }
 
-  private finish(status: Status, output: unknown, error: ErrorInfo | null): void {
+  /** The terminal state, its workflowEnd event, efficiency record and reward: one commit (the caller flushes). */
+  private async finish(status: Status, output: unknown, error: ErrorInfo | null): Promise<void> {
     const now = this.services.clock.now();
     if (status === 'cancelled') {
       for (const node of this.nodesById.values()) {
@@ -116,9 +149,26 @@ export class Run {
     this.patchWorkflow({ status, output, error, endedAt: now });
     const durationMs = now - (this.workflow.startedAt ?? now);
     this.emit('workflowEnd', null, { status, durationMs, ...(error ? { error } : {}) });
+
+    // A resumed run reads what earlier executions committed; a fresh one has it all in memory.
+    const earlier = this.startSeq > 0 ? await this.services.store.events(this.workflow.id, 0, this.startSeq) : [];
+    const { events, reflections } = withPending(
+      { events: [...earlier, ...this.emitted], reflections: this.reflections.history },
+      { reflections: this.reflections.recorded, reflectionOutcomes: this.reflections.outcomes },
+    );
+    const metrics = metricsChanges({
+      workflow: this.workflow,
+      nodes: [...this.nodesById.values()],
+      events,
+      reflections,
+      endedAt: now,
+    });
+    this.pending.efficiency.push(...metrics.efficiency);
+    this.pending.rewards.push(...metrics.rewards);
   }
 
-  async runNode(node: WorkflowNode, signal: AbortSignal): Promise<unknown> {
+  /** `parentSpan`: the span this node's spans hang under (its container's, or the run's root). */
+  async runNode(node: WorkflowNode, signal: AbortSignal, parentSpan: string): Promise<unknown> {
     const record = this.nodesByName.get(node.name);
     if (!record) throw new AppError('INTERNAL', `node "${node.name}" has no record`);
     if (record.status === 'completed') return record.output;
@@ -134,7 +184,7 @@ export class Run {
       this.emit('stepStart', record.id, { node: node.name, type: node.type, attempt });
       this.flushInBackground();
       try {
-        const output = await this.runKind(node, record, signal, attempt);
+        const output = await this.runKind(node, record, signal, attempt, parentSpan);
         const endedAt = clock.now();
         this.reflections.settleNode(record.id, true);
         this.patchNode(record, { status: 'completed', output, endedAt });
@@ -163,7 +213,7 @@ export class Run {
         }
         const retry =
           status === 'failed' && node.type === 'prompt' && !signal.aborted
-            ? await reflectOnFailure(this, node, record, err, attempt, signal)
+            ? await reflectOnFailure(this, node, record, err, attempt, signal, parentSpan)
             : false;
         this.emit('stepEnd', record.id, {
           node: node.name,
@@ -190,31 +240,27 @@ export class Run {
     record: NodeRecord,
     signal: AbortSignal,
     attempt: number,
+    parentSpan: string,
   ): Promise<unknown> {
-    switch (node.type) {
-      case 'prompt':
-        return runPromptNode(this, node, record, signal, attempt, this.reflections.revisedInputs(node, record));
-      case 'sequence': {
-        let output: unknown = null;
-        for (const step of node.steps) output = await this.runNode(step, signal);
-        return output;
-      }
-      case 'parallel': {
-        // Branches really run concurrently; all settle before the node decides, so no branch is
-        // left running unrecorded when another fails.
-        const results = await Promise.allSettled(node.steps.map((step) => this.runNode(step, signal)));
-        const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-        const shutdown = failures.find((f) => isShutdown(f.reason));
-        if (shutdown) throw shutdown.reason;
-        if (failures[0]) throw failures[0].reason;
-        const output: Record<string, unknown> = {};
-        node.steps.forEach((step, i) => {
-          output[step.name] = (results[i] as PromiseFulfilledResult<unknown>).value;
-        });
-        return output;
-      }
-      case 'workflow':
-        return runChildWorkflowNode(this, node, record, signal);
+    if (node.type === 'prompt') {
+      const revised = this.reflections.revisedInputs(node, record);
+      return runPromptNode(this, node, record, signal, attempt, revised, parentSpan);
+    }
+    if (node.type === 'workflow') return runChildWorkflowNode(this, node, record, signal, parentSpan);
+    const span = this.spans.start('custom_span', parentSpan, record.id, {
+      operation_name: node.type,
+      metadata: { node: node.name, attempt },
+    });
+    try {
+      const output =
+        node.type === 'sequence'
+          ? await runSequence(this, node, signal, span)
+          : await runParallel(this, node, signal, span);
+      this.spans.end(span, 'ok');
+      return output;
+    } catch (err) {
+      this.spans.end(span, isShutdown(err) ? 'interrupted' : 'error', undefined, toErrorInfo(err));
+      throw err;
     }
   }
 
@@ -252,6 +298,7 @@ export class Run {
       payload,
     };
     this.pending.events.push(event);
+    this.emitted.push(event);
   }
 
   patchNode(record: NodeRecord, patch: Omit<NodePatch, 'id'>): void {
@@ -274,6 +321,7 @@ export class Run {
   /** Commits everything pending in one transaction (grouped with other runs'), then publishes the events. */
   flush(): Promise<void> {
     const changes = this.pending;
+    if (!this.spans.isEmpty) changes.spans = this.spans.drain();
     if (this.pendingNodes.size > 0) {
       changes.nodes = [...this.pendingNodes.values()];
       this.pendingNodes.clear();
@@ -307,10 +355,23 @@ function isEmpty(changes: Required<ChangeSet>): boolean {
     changes.workflows.length === 0 &&
     changes.newWorkflows.length === 0 &&
     changes.reflections.length === 0 &&
-    changes.reflectionOutcomes.length === 0
+    changes.reflectionOutcomes.length === 0 &&
+    changes.spans.length === 0 &&
+    changes.efficiency.length === 0 &&
+    changes.rewards.length === 0
   );
 }
 
 function emptyChanges(): Required<ChangeSet> {
-  return { newWorkflows: [], workflows: [], nodes: [], events: [], reflections: [], reflectionOutcomes: [] };
+  return {
+    newWorkflows: [],
+    workflows: [],
+    nodes: [],
+    events: [],
+    reflections: [],
+    reflectionOutcomes: [],
+    spans: [],
+    efficiency: [],
+    rewards: [],
+  };
 }

@@ -19,7 +19,7 @@ export interface EngineServices {
   /** True once shutdown began: no new node or model call starts. */
   isStopping(): boolean;
   /** Runs a child workflow to a terminal state under the parent's signal. */
-  runChild(child: WorkflowRecord, parentSignal: AbortSignal): Promise<WorkflowRecord>;
+  runChild(child: WorkflowRecord, parentSignal: AbortSignal, parentSpan: string): Promise<WorkflowRecord>;
   /** Reports an unexpected error (a bug or an I/O failure), which the run turns into INTERNAL. */
   onError(err: unknown, context: Record<string, unknown>): void;
 }

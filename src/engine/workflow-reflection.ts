@@ -32,6 +32,7 @@ export async function reflectOnFailure(
   failure: unknown,
   attempt: number,
   signal: AbortSignal,
+  parentSpan: string,
 ): Promise<boolean> {
   if (!run.reflections.workflowLevel || !isReflectable(failure)) return false;
   // Format failures were already re-asked in the conversation by prompt-level reflection.
@@ -41,8 +42,21 @@ export async function reflectOnFailure(
 
   const error = toErrorInfo(failure);
   run.emit('reflectionStart', record.id, { level: 'workflow', node: node.name, attempt });
-  const advice = await askForAdvice(run, node, record, error, attempt, maxAttempts, signal);
+  const span = run.spans.start('custom_span', parentSpan, record.id, {
+    operation_name: 'reflection',
+    metadata: { level: 'workflow', node: node.name, attempt, error: error.code },
+  });
+  let advice: ReflectionAdvice | undefined;
+  try {
+    advice = await askForAdvice(run, node, record, error, attempt, maxAttempts, signal, span);
+  } catch (err) {
+    run.spans.end(span, isShutdown(err) ? 'interrupted' : 'error', undefined, toErrorInfo(err));
+    throw err;
+  }
   const decision = decide({ advice, attempt, maxAttempts, optional: node.optional === true });
+  run.spans.end(span, 'ok', {
+    metadata: { level: 'workflow', node: node.name, attempt, error: error.code, decision: decision.decision },
+  });
   const applied =
     decision.decision === 'retry' ? applyRevisions(run.reflections.inputs(node, record), advice) : undefined;
   if (applied) run.reflections.revise(record.id, { data: applied.data, system: applied.system });
@@ -66,6 +80,7 @@ async function askForAdvice(
   attempt: number,
   maxAttempts: number,
   signal: AbortSignal,
+  span: string,
 ): Promise<ReflectionAdvice | undefined> {
   const inputs = run.reflections.inputs(node, record);
   const { model, request, user } = preparePrompt(run, node, inputs);
@@ -104,6 +119,7 @@ async function askForAdvice(
       prompt: undefined,
       purpose: 'reflection',
       cacheable: false,
+      spanId: span,
     });
     return parseReflectionAdvice(responseText(response));
   } catch (err) {

@@ -11,7 +11,9 @@ import type {
 import type { NodePatch, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
+import { createMetricsRows } from './metrics.repo.js';
 import { createReflectionsRepo } from './reflections.repo.js';
+import { createSpansRepo } from './spans.repo.js';
 import {
   decodeCursor,
   EVENT_COLUMNS,
@@ -159,6 +161,8 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
   const patchWorkflow = createPatcher(db, 'workflows', WORKFLOW_PATCH_FIELDS);
   const patchNode = createPatcher(db, 'nodes', NODE_PATCH_FIELDS);
   const reflectionRows = createReflectionsRepo(db);
+  const metricsRows = createMetricsRows(db);
+  const spanRows = createSpansRepo(db);
 
   function insertNewWorkflow({ workflow, nodes }: NewWorkflow): void {
     insertWorkflow.run(workflowValues(workflow));
@@ -176,6 +180,10 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
     }
     // After the nodes: a new entry references its node row, which may be created in this same set.
     reflectionRows.apply(changes);
+    // A workflow's efficiency record and reward commit with its final state (DESIGN §9).
+    metricsRows.apply(changes);
+    // Last: a span references its workflow row, which may be created in this same set.
+    spanRows.apply(changes);
   }
 
   function createInTransaction(created: NewWorkflow, claim: IdempotencyClaim | undefined): CreateOutcome {

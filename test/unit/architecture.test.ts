@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 type Layer = { floor: number; module: string; kind: 'entry' | 'api' | 'engine' | 'policy' | 'adapter' | 'ground' };
 
 const POLICY_MODULES = ['reflection', 'metrics', 'tools'];
-const ADAPTER_MODULES = ['store', 'llm', 'cache', 'tracing', 'inproc', 'logging'];
+const ADAPTER_MODULES = ['store', 'llm', 'cache', 'tracing', 'inproc', 'logging', 'telemetry'];
 /** Packages that tie code to a transport, a database or a vendor; not for engine/ or policy code. */
 const INFRASTRUCTURE_PACKAGES = ['fastify', 'better-sqlite3', '@anthropic-ai/sdk', 'pino', 'fastify-type-provider-zod'];
 
@@ -163,6 +163,9 @@ function packageViolation(file: string, layer: Layer, specifier: string): string
   }
   if (name === '@anthropic-ai/sdk' && file !== 'src/llm/anthropic.ts') {
     return 'only src/llm/anthropic.ts may import the Anthropic SDK';
+  }
+  if (name === 'prom-client' && !file.startsWith('src/telemetry/')) {
+    return 'only src/telemetry/ may import prom-client';
   }
   if (name === 'better-sqlite3' && !file.startsWith('src/store/')) {
     return 'only src/store/ may import better-sqlite3';

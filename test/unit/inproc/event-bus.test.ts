@@ -58,6 +58,38 @@ describe('createInProcessEventBus', () => {
     expect(others).toEqual([1, 2]);
   });
 
+  it('subscribeAll sees every workflow in publish order, isolated from throwing listeners, until unsubscribed', () => {
+    const bus = createInProcessEventBus();
+    const all: string[] = [];
+    const perWorkflow: number[] = [];
+    bus.subscribeAll(() => {
+      throw new Error('broken exporter');
+    });
+    const unsubscribe = bus.subscribeAll((e) => all.push(`${e.workflowId}:${e.seq}`));
+    bus.subscribe('wf_a', (e) => perWorkflow.push(e.seq));
+
+    expect(() => bus.publish([event('wf_a', 1), event('wf_b', 1), event('wf_a', 2)])).not.toThrow();
+    expect(all).toEqual(['wf_a:1', 'wf_b:1', 'wf_a:2']);
+    expect(perWorkflow).toEqual([1, 2]);
+
+    unsubscribe();
+    unsubscribe();
+    bus.publish([event('wf_b', 2)]);
+    expect(all).toHaveLength(3);
+  });
+
+  it('subscribing the same function to all events twice gives two independent subscriptions', () => {
+    const bus = createInProcessEventBus();
+    const seen: number[] = [];
+    const listener = (e: WorkflowEvent) => seen.push(e.seq);
+    const first = bus.subscribeAll(listener);
+    bus.subscribeAll(listener);
+    bus.publish([event('wf_a', 1)]);
+    first();
+    bus.publish([event('wf_a', 2)]);
+    expect(seen).toEqual([1, 1, 2]);
+  });
+
   it('publishing with no subscribers is a no-op', () => {
     const bus = createInProcessEventBus();
     expect(() => bus.publish([event('wf_x', 1)])).not.toThrow();

@@ -1,0 +1,181 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { COMPLEXITIES } from '../domain/definition.js';
+import { AppError, NotFoundError } from '../domain/errors.js';
+import { EfficiencyRecordSchema, FeedbackSchema, RewardRecordSchema } from '../domain/metrics.js';
+import type { Clock, MetricsStore, WorkflowStore } from '../domain/ports.js';
+import type { WorkflowRecord } from '../domain/records.js';
+import { isTerminal } from '../domain/status.js';
+import { aggregateEfficiency, aggregateRewards } from '../metrics/aggregate.js';
+import { withFeedback } from '../metrics/rewards.js';
+import { errorResponses, IdParamsSchema } from './schemas.js';
+
+/** Efficiency records, rewards and feedback (DESIGN §9, §11). */
+
+export interface MetricsRouteDeps {
+  metrics: MetricsStore;
+  store: WorkflowStore;
+  clock: Clock;
+}
+
+const AveragesSchema = z.object({
+  count: z.int(),
+  avg_efficiency_score: z.number().nullable(),
+  avg_wall_time_seconds: z.number().nullable(),
+  success_rate: z.number().nullable(),
+  avg_retry_count: z.number().nullable(),
+  avg_cost_usd: z.number().nullable(),
+});
+
+const EfficiencyListSchema = z.object({
+  records: z.array(EfficiencyRecordSchema).describe('Newest first.'),
+  aggregate: z
+    .object({ by_task_type: z.record(z.string(), AveragesSchema), overall: AveragesSchema })
+    .describe('Running averages by task type over the listed records (the seed’s aggregate.json).'),
+});
+
+const RewardListSchema = z.object({
+  records: z.array(RewardRecordSchema).describe('Newest first.'),
+  averages: z.object({
+    count: z.int(),
+    outcome: z.number().nullable(),
+    efficiency: z.number().nullable(),
+    preference: z.number().nullable().describe('Over the records that have feedback.'),
+    aggregate: z.number().nullable(),
+  }),
+});
+
+const WorkflowMetricsSchema = z.object({
+  efficiency: EfficiencyRecordSchema,
+  reward: RewardRecordSchema.nullable().describe('null for a cancelled workflow: cancelled runs earn no reward.'),
+});
+
+const RangeQuery = {
+  from: z.iso.datetime().optional().describe('Completed at or after (ISO-8601).'),
+  to: z.iso.datetime().optional().describe('Completed at or before (ISO-8601).'),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+};
+const EfficiencyQuerySchema = z.object({
+  ...RangeQuery,
+  task_type: z.string().min(1).max(100).optional(),
+  complexity: z.enum(COMPLEXITIES).optional(),
+});
+const RewardsQuerySchema = z.object(RangeQuery);
+
+function range(query: { from?: string | undefined; to?: string | undefined }): { from?: number; to?: number } {
+  const out: { from?: number; to?: number } = {};
+  if (query.from !== undefined) out.from = Date.parse(query.from);
+  if (query.to !== undefined) out.to = Date.parse(query.to);
+  return out;
+}
+
+function notTerminal(workflow: WorkflowRecord): AppError {
+  return new AppError('NOT_TERMINAL', `workflow ${workflow.id} is ${workflow.status}; metrics exist once it ends`, {
+    statusCode: 409,
+  });
+}
+
+export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsRouteDeps }): Promise<void> {
+  const { deps } = opts;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  /** Tenant scoping: another tenant's workflow is a 404, exactly like one that does not exist. */
+  const endedWorkflow = async (tenantId: string, id: string): Promise<WorkflowRecord> => {
+    const workflow = await deps.store.get(tenantId, id);
+    if (!workflow) throw new NotFoundError(`workflow ${id}`);
+    if (!isTerminal(workflow.status)) throw notTerminal(workflow);
+    return workflow;
+  };
+
+  r.get(
+    '/v1/workflows/:id/metrics',
+    {
+      schema: {
+        tags: ['metrics'],
+        summary: 'Efficiency record and reward of a finished workflow',
+        description: 'A 409 NOT_TERMINAL while the workflow runs.',
+        params: IdParamsSchema,
+        response: { 200: WorkflowMetricsSchema, ...errorResponses(400, 401, 404, 409, 500) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      await endedWorkflow(request.tenantId, id);
+      const [efficiency, reward] = await Promise.all([
+        deps.metrics.efficiency(request.tenantId, id),
+        deps.metrics.reward(request.tenantId, id),
+      ]);
+      if (!efficiency) throw new NotFoundError(`efficiency record of workflow ${id}`);
+      return { efficiency, reward: reward ?? null };
+    },
+  );
+
+  r.get(
+    '/v1/metrics/efficiency',
+    {
+      schema: {
+        tags: ['metrics'],
+        summary: 'Efficiency records and their running averages by task type',
+        querystring: EfficiencyQuerySchema,
+        response: { 200: EfficiencyListSchema, ...errorResponses(400, 401, 500) },
+      },
+    },
+    async (request) => {
+      const { task_type, complexity, limit } = request.query;
+      const filter = {
+        ...range(request.query),
+        ...(task_type === undefined ? {} : { taskType: task_type }),
+        ...(complexity === undefined ? {} : { complexity }),
+      };
+      const records = await deps.metrics.listEfficiency(request.tenantId, filter, limit);
+      return { records, aggregate: aggregateEfficiency(records) };
+    },
+  );
+
+  r.post(
+    '/v1/workflows/:id/feedback',
+    {
+      schema: {
+        tags: ['metrics'],
+        summary: 'Record user feedback; recomputes the preference and aggregate rewards',
+        description:
+          'Actions (closed vocabulary): commit 0.8, deploy 1.0, no_edits 0.6, revert −1.0, manual_fix −0.5, ' +
+          'retry_different −0.3. The preference reward is the mean over every action recorded for the workflow. ' +
+          '409 while the workflow runs (NOT_TERMINAL) and for a cancelled workflow, which has no reward.',
+        params: IdParamsSchema,
+        body: FeedbackSchema,
+        response: { 200: z.object({ reward: RewardRecordSchema }), ...errorResponses(400, 401, 404, 409, 500) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const workflow = await endedWorkflow(request.tenantId, id);
+      const at = deps.clock.now();
+      const reward = await deps.metrics.addFeedback(request.tenantId, id, request.body, at, (actions, current) =>
+        withFeedback(current, actions, new Date(at).toISOString()),
+      );
+      if (!reward) {
+        const why = workflow.status === 'cancelled' ? 'was cancelled' : 'has no reward record';
+        throw new AppError('CONFLICT', `workflow ${id} ${why}: there is no reward to adjust`, { statusCode: 409 });
+      }
+      return { reward };
+    },
+  );
+
+  r.get(
+    '/v1/rewards',
+    {
+      schema: {
+        tags: ['metrics'],
+        summary: 'Reward records and their averages',
+        querystring: RewardsQuerySchema,
+        response: { 200: RewardListSchema, ...errorResponses(400, 401, 500) },
+      },
+    },
+    async (request) => {
+      const records = await deps.metrics.listRewards(request.tenantId, range(request.query), request.query.limit);
+      return { records, averages: aggregateRewards(records) };
+    },
+  );
+}

@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import {
+  SPAN_FIELD_SCHEMAS,
+  SPAN_STATUSES,
+  type SpanRecord,
+  type SpanType,
+  TRACE_STATUSES,
+  type TraceRecord,
+  type TraceSummary,
+} from '../domain/spans.js';
+import { iso } from './workflow-view.js';
+
+/**
+ * Pure presentation of traces in the loki-mode seed's shape (DESIGN §9): snake_case, ISO-8601
+ * times, spans in start order, each with `children` derived from `parent_id`, and the span
+ * type's own fields inline. The schemas document and serialize GET /v1/traces[/{traceId}].
+ */
+
+const IsoTime = z.iso.datetime().nullable();
+
+/** One span view per type, so the OpenAPI document lists each type's fields. */
+function spanViewSchema<T extends SpanType>(type: T) {
+  return z
+    .looseObject({
+      span_id: z.string().describe('span_ + 24 hex, time-ordered.'),
+      parent_id: z.string().nullable(),
+      type: z.literal(type),
+      ...SPAN_FIELD_SCHEMAS[type].shape,
+      started_at: z.iso.datetime(),
+      ended_at: IsoTime.describe('null while the span is open.'),
+      status: z.enum(SPAN_STATUSES).nullable().describe('null while open; interrupted when the process stopped.'),
+      error: z.object({ code: z.string(), message: z.string() }).optional(),
+      children: z.array(z.string()).describe('Ids of the spans whose parent_id is this span, in start order.'),
+      workflow_id: z.string().describe('The workflow (root or child) the span belongs to.'),
+      node_id: z.string().nullable().describe('The node the span belongs to, when it belongs to one.'),
+    })
+    .describe(type);
+}
+
+export const SpanViewSchema = z.discriminatedUnion('type', [
+  spanViewSchema('agent_span'),
+  spanViewSchema('generation_span'),
+  spanViewSchema('function_span'),
+  spanViewSchema('guardrail_span'),
+  spanViewSchema('handoff_span'),
+  spanViewSchema('custom_span'),
+]);
+export type SpanView = z.infer<typeof SpanViewSchema>;
+
+const traceHeaderShape = {
+  trace_id: z.string().describe('trace_ + 32 hex.'),
+  workflow_id: z.string().describe('The root workflow.'),
+  workflow_name: z.string(),
+  group_id: z.string().nullable().describe("The root workflow's correlationId."),
+  status: z.enum(TRACE_STATUSES).describe('active until the root workflow is terminal.'),
+  started_at: z.iso.datetime().describe('When the root workflow was submitted.'),
+  ended_at: IsoTime,
+};
+
+export const TraceSummaryViewSchema = z.object({ ...traceHeaderShape, span_count: z.int() }).describe('TraceSummary');
+export type TraceSummaryView = z.infer<typeof TraceSummaryViewSchema>;
+
+export const TraceViewSchema = z.object({ ...traceHeaderShape, spans: z.array(SpanViewSchema) }).describe('Trace');
+export type TraceView = z.infer<typeof TraceViewSchema>;
+
+export const TracePageSchema = z.object({
+  items: z.array(TraceSummaryViewSchema),
+  nextCursor: z.string().nullable(),
+});
+
+/** Keys a span's type fields may not shadow. */
+const RESERVED = new Set([
+  'span_id',
+  'parent_id',
+  'type',
+  'started_at',
+  'ended_at',
+  'status',
+  'error',
+  'children',
+  'workflow_id',
+  'node_id',
+]);
+
+function header(t: Omit<TraceSummary, 'spanCount'>) {
+  return {
+    trace_id: t.traceId,
+    workflow_id: t.workflowId,
+    workflow_name: t.workflowName,
+    group_id: t.groupId,
+    status: t.status,
+    started_at: new Date(t.startedAt).toISOString(),
+    ended_at: iso(t.endedAt),
+  };
+}
+
+export function toTraceSummaryView(t: TraceSummary): TraceSummaryView {
+  return { ...header(t), span_count: t.spanCount };
+}
+
+/** Start order; ties (same millisecond) fall back to the time-ordered id. */
+function byStart(a: SpanRecord, b: SpanRecord): number {
+  return a.startedAt - b.startedAt || (a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0);
+}
+
+export function toSpanView(span: SpanRecord, children: readonly string[]): SpanView {
+  const view: Record<string, unknown> = { span_id: span.spanId, parent_id: span.parentId, type: span.type };
+  for (const [key, value] of Object.entries(span.fields)) {
+    if (!RESERVED.has(key)) view[key] = value;
+  }
+  view.started_at = new Date(span.startedAt).toISOString();
+  view.ended_at = iso(span.endedAt);
+  view.status = span.status;
+  if (span.error !== null) view.error = { code: span.error.code, message: span.error.message };
+  view.children = [...children];
+  view.workflow_id = span.workflowId;
+  view.node_id = span.nodeId;
+  // The keys above are exactly SpanViewSchema's; the fields come from the same per-type schemas.
+  return view as SpanView;
+}
+
+export function toTraceView(trace: TraceRecord): TraceView {
+  const spans = [...trace.spans].sort(byStart);
+  const children = new Map<string, string[]>();
+  for (const span of spans) {
+    if (span.parentId === null) continue;
+    const siblings = children.get(span.parentId);
+    if (siblings === undefined) children.set(span.parentId, [span.spanId]);
+    else siblings.push(span.spanId);
+  }
+  return { ...header(trace), spans: spans.map((s) => toSpanView(s, children.get(s.spanId) ?? [])) };
+}

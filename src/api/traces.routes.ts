@@ -1,0 +1,83 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { NotFoundError } from '../domain/errors.js';
+import type { TraceStore } from '../domain/ports.js';
+import { TRACE_STATUSES, type TraceFilter } from '../domain/spans.js';
+import { errorResponses } from './schemas.js';
+import { TracePageSchema, TraceViewSchema, toTraceSummaryView, toTraceView } from './trace-view.js';
+
+/** Traces (DESIGN §9, §11): the spans of a root workflow and its children, in the seed's shape. */
+
+const SafeId = /^[A-Za-z0-9_-]{1,100}$/;
+
+const TraceParamsSchema = z.object({
+  traceId: z.string().regex(SafeId, { message: 'must be a trace id such as trace_…' }).describe('trace_ + 32 hex.'),
+});
+
+const IsoInstant = z.iso.datetime({ offset: true });
+
+const TraceListQuerySchema = z.object({
+  workflowId: z
+    .string()
+    .regex(SafeId, { message: 'must be a workflow id such as wf_…' })
+    .optional()
+    .describe('The trace containing this workflow (root or child).'),
+  groupId: z.string().min(1).max(200).optional().describe("The root workflow's correlationId."),
+  status: z.enum(TRACE_STATUSES).optional().describe('active: the root workflow is not terminal yet.'),
+  from: IsoInstant.optional().describe('Traces submitted at or after this instant (ISO-8601).'),
+  to: IsoInstant.optional().describe('Traces submitted before this instant (ISO-8601).'),
+  cursor: z.string().min(1).max(500).optional().describe('nextCursor of the previous page.'),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+export async function traceRoutes(app: FastifyInstance, opts: { deps: { traces: TraceStore } }): Promise<void> {
+  const { traces } = opts.deps;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get(
+    '/v1/traces',
+    {
+      schema: {
+        tags: ['traces'],
+        summary: 'List traces (one per root workflow), newest first',
+        description: 'Summaries without spans; filter by workflow, group (correlationId), status and time range.',
+        querystring: TraceListQuerySchema,
+        response: { 200: TracePageSchema, ...errorResponses(400, 401, 500) },
+      },
+    },
+    async (request) => {
+      const { cursor, limit, workflowId, groupId, status, from, to } = request.query;
+      const filter: TraceFilter = {};
+      if (workflowId !== undefined) filter.workflowId = workflowId;
+      if (groupId !== undefined) filter.groupId = groupId;
+      if (status !== undefined) filter.status = status;
+      if (from !== undefined) filter.from = Date.parse(from);
+      if (to !== undefined) filter.to = Date.parse(to);
+      const page = await traces.traces(request.tenantId, filter, cursor ?? null, limit);
+      return { items: page.items.map(toTraceSummaryView), nextCursor: page.nextCursor };
+    },
+  );
+
+  r.get(
+    '/v1/traces/:traceId',
+    {
+      schema: {
+        tags: ['traces'],
+        summary: 'A trace with all its spans',
+        description:
+          'Spans in start order, each with children (derived from parent_id) and its type fields ' +
+          '(agent_name, model, tokens_in, …), in the loki-mode trace shape.',
+        params: TraceParamsSchema,
+        response: { 200: TraceViewSchema, ...errorResponses(400, 401, 404, 500) },
+      },
+    },
+    async (request) => {
+      const { traceId } = request.params;
+      // Tenant scoping: another tenant's trace is a 404, exactly like one that does not exist.
+      const trace = await traces.trace(request.tenantId, traceId);
+      if (!trace) throw new NotFoundError(`trace ${traceId}`);
+      return toTraceView(trace);
+    },
+  );
+}

@@ -1,0 +1,147 @@
+import { z } from 'zod';
+
+/**
+ * Tracing spans (DESIGN §9; loki-mode / OpenAI Agents SDK shapes). A trace is every span of one
+ * root workflow and its child workflows (they share `traceId`); `children` is derived from
+ * `parentId` when a trace is read, never stored.
+ */
+export const SPAN_TYPES = [
+  'agent_span',
+  'generation_span',
+  'function_span',
+  'guardrail_span',
+  'handoff_span',
+  'custom_span',
+] as const;
+export type SpanType = (typeof SPAN_TYPES)[number];
+
+/** `null` while the span is open. `interrupted`: the process died (or shut down) while it was open. */
+export const SPAN_STATUSES = ['ok', 'error', 'interrupted'] as const;
+export type SpanStatus = (typeof SPAN_STATUSES)[number];
+
+/** The type-specific fields, with the seed's snake_case names (they are the API shape too). */
+export interface SpanFieldsByType {
+  agent_span: { agent_name: string; instructions_hash?: string | null; model?: string | null };
+  generation_span: {
+    model: string;
+    tokens_in: number;
+    tokens_out: number;
+    latency_ms: number;
+    cache_hit: boolean;
+    cache_key: string | null;
+    cost_usd: number;
+  };
+  function_span: { function_name: string; arguments: unknown; result: unknown; success: boolean };
+  guardrail_span: { guardrail_name: string; triggered: boolean; blocking: boolean };
+  handoff_span: { from_agent: string; to_agent: string; context_passed?: unknown };
+  custom_span: { operation_name: string; metadata?: Record<string, unknown> };
+}
+
+export type SpanFields = SpanFieldsByType[SpanType];
+
+export interface SpanRecord<T extends SpanType = SpanType> {
+  /** `span_` + 24 hex, time-ordered (src/domain/ids.ts newSpanId). */
+  spanId: string;
+  traceId: string;
+  workflowId: string;
+  tenantId: string;
+  /** The node the span belongs to, when it belongs to one. */
+  nodeId: string | null;
+  parentId: string | null;
+  type: T;
+  /** Epoch ms. */
+  startedAt: number;
+  endedAt: number | null;
+  status: SpanStatus | null;
+  error: { code: string; message: string } | null;
+  fields: SpanFieldsByType[T];
+}
+
+/** What a commit does with a span: insert it (open or already ended) or close it. */
+export type SpanWrite =
+  | { op: 'insert'; span: SpanRecord }
+  | {
+      op: 'end';
+      spanId: string;
+      endedAt: number;
+      status: SpanStatus;
+      error?: { code: string; message: string } | null;
+      /** Replaces fields known only at the end (e.g. tokens, success). */
+      fields?: Partial<SpanFields>;
+    };
+
+export const SpanStatusSchema = z.enum(SPAN_STATUSES);
+export const SpanTypeSchema = z.enum(SPAN_TYPES);
+
+// ---------------------------------------------------------------------------------------------
+// Reading spans back (added with the trace store, src/store/spans.repo.ts).
+
+export const SpanErrorSchema = z.object({ code: z.string(), message: z.string() });
+
+/**
+ * The stored `fields` of each span type, checked when a span is read back. Loose: a key the
+ * engine adds later survives the round trip instead of failing the whole trace.
+ */
+export const SPAN_FIELD_SCHEMAS = {
+  agent_span: z.looseObject({
+    agent_name: z.string(),
+    instructions_hash: z.string().nullable().optional(),
+    model: z.string().nullable().optional(),
+  }),
+  generation_span: z.looseObject({
+    model: z.string(),
+    tokens_in: z.number(),
+    tokens_out: z.number(),
+    latency_ms: z.number(),
+    cache_hit: z.boolean(),
+    cache_key: z.string().nullable(),
+    cost_usd: z.number(),
+  }),
+  function_span: z.looseObject({
+    function_name: z.string(),
+    arguments: z.unknown(),
+    result: z.unknown(),
+    success: z.boolean(),
+  }),
+  guardrail_span: z.looseObject({ guardrail_name: z.string(), triggered: z.boolean(), blocking: z.boolean() }),
+  handoff_span: z.looseObject({ from_agent: z.string(), to_agent: z.string(), context_passed: z.unknown().optional() }),
+  custom_span: z.looseObject({ operation_name: z.string(), metadata: z.record(z.string(), z.unknown()).optional() }),
+} as const satisfies { [T in SpanType]: z.ZodType<SpanFieldsByType[T]> };
+
+/** `active` until the trace's ROOT workflow is terminal (DESIGN §9). */
+export const TRACE_STATUSES = ['active', 'completed'] as const;
+export type TraceStatus = (typeof TRACE_STATUSES)[number];
+
+/**
+ * One trace: the root workflow and its child workflows (they share `traceId`). Times are epoch ms:
+ * `startedAt` is the root workflow's submission (the input_validation guardrail runs then),
+ * `endedAt` its end once terminal, else null.
+ */
+export interface TraceSummary {
+  traceId: string;
+  /** The root workflow. */
+  workflowId: string;
+  workflowName: string;
+  /** The root workflow's correlationId. */
+  groupId: string | null;
+  status: TraceStatus;
+  startedAt: number;
+  endedAt: number | null;
+  spanCount: number;
+}
+
+export interface TraceRecord extends Omit<TraceSummary, 'spanCount'> {
+  /** In id order (creation order; ids are time-ordered). */
+  spans: SpanRecord[];
+}
+
+export interface TraceFilter {
+  /** Any workflow of the trace, root or child. */
+  workflowId?: string;
+  groupId?: string;
+  status?: TraceStatus;
+  /** Epoch ms, inclusive, on `startedAt`. */
+  from?: number;
+  /** Epoch ms, exclusive, on `startedAt`. */
+  to?: number;
+}

@@ -1,0 +1,110 @@
+import type { Outcome, OutcomeReason } from '../domain/metrics.js';
+import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
+import type { ReflectionEntry } from '../domain/reflection.js';
+import { FORMAT_ERROR_CODES, type RunFacts } from './run-facts.js';
+
+/**
+ * Outcome and outcome_reason (DESIGN §9), first matching rule wins:
+ *
+ * completed
+ *   1. a node failed (only optional nodes can fail in a completed run) → partial  tests_partial_pass
+ *   2. a review raised minor concerns only                             → partial  review_concerns_minor
+ *   3. a review approved                                               → success  review_approved
+ *   4. a reflection retry was needed (decision `retry`)                → success  tests_passed_after_fix
+ *   5. ≥ 1 prompt that ran had a responseFormat, and every answer
+ *      satisfied it the first time (no invalidResponse, no format error)→ success  tests_passed_first_try
+ *   6. otherwise                                                       → success  spec_validated
+ * cancelled
+ *   a prompt or child-workflow node had completed → partial timeout_partial_work, else failure
+ *   timeout_no_progress
+ * failed, by the workflow's error code
+ *   - a review blocked                                                 → review_blocked
+ *   - VALIDATION_FAILED, INVALID_RESPONSE_FORMAT                       → tests_failed
+ *   - UNKNOWN_MODEL/TOOL/AGENT, PROVIDER_NOT_CONFIGURED,
+ *     LLM_AUTHENTICATION, LLM_PERMISSION, LLM_QUOTA (unknown agent/
+ *     model/tool, missing or unusable key), MISSING_CONTEXT (a template
+ *     input that no step produced; reflection/policy.ts files it the same) → dependency_missing
+ *   - WORKFLOW_TIMEOUT, NODE_TIMEOUT: like cancelled (partial work or no progress)
+ *   - anything else                                                    → error_unrecoverable
+ *
+ * Review nodes do not exist yet: `reviews` is empty until they do, and rules 2, 3 and review_blocked
+ * then never match.
+ */
+
+export type ReviewVerdict = 'approved' | 'concerns_minor' | 'blocked';
+
+export interface OutcomeInput {
+  workflow: WorkflowRecord;
+  nodes: readonly NodeRecord[];
+  reflections: readonly ReflectionEntry[];
+  facts: RunFacts;
+  /** One verdict per review node that finished. */
+  reviews?: readonly ReviewVerdict[];
+}
+
+export interface OutcomeDecision {
+  outcome: Outcome;
+  outcome_reason: OutcomeReason;
+}
+
+const DEPENDENCY_CODES: ReadonlySet<string> = new Set([
+  'MISSING_CONTEXT',
+  'UNKNOWN_MODEL',
+  'UNKNOWN_TOOL',
+  'UNKNOWN_AGENT',
+  'PROVIDER_NOT_CONFIGURED',
+  'LLM_AUTHENTICATION',
+  'LLM_PERMISSION',
+  'LLM_QUOTA',
+]);
+const TIMEOUT_CODES: ReadonlySet<string> = new Set(['WORKFLOW_TIMEOUT', 'NODE_TIMEOUT']);
+
+const decision = (outcome: Outcome, outcome_reason: OutcomeReason): OutcomeDecision => ({ outcome, outcome_reason });
+
+function madeProgress(nodes: readonly NodeRecord[]): boolean {
+  return nodes.some((n) => (n.type === 'prompt' || n.type === 'workflow') && n.status === 'completed');
+}
+
+function interrupted(nodes: readonly NodeRecord[]): OutcomeDecision {
+  return madeProgress(nodes) ? decision('partial', 'timeout_partial_work') : decision('failure', 'timeout_no_progress');
+}
+
+function completedOutcome(input: OutcomeInput): OutcomeDecision {
+  const { nodes, reflections, facts } = input;
+  const reviews = input.reviews ?? [];
+  if (nodes.some((n) => n.status === 'failed')) return decision('partial', 'tests_partial_pass');
+  if (reviews.includes('concerns_minor') && !reviews.includes('approved')) {
+    return decision('partial', 'review_concerns_minor');
+  }
+  if (reviews.includes('approved')) return decision('success', 'review_approved');
+  if (reflections.some((r) => r.resolution.decision === 'retry')) return decision('success', 'tests_passed_after_fix');
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+  const checked = [...facts.prompts.values()].some(
+    (p) => p.responseFormat !== undefined && (byName.get(p.name)?.attempts ?? 0) > 0,
+  );
+  const formatFailed = facts.formatFailures.size > 0 || reflections.some((r) => FORMAT_ERROR_CODES.has(r.error.code));
+  if (checked && !formatFailed) return decision('success', 'tests_passed_first_try');
+  return decision('success', 'spec_validated');
+}
+
+function failedOutcome(input: OutcomeInput): OutcomeDecision {
+  const code = input.workflow.error?.code ?? 'INTERNAL';
+  if ((input.reviews ?? []).includes('blocked')) return decision('failure', 'review_blocked');
+  if (FORMAT_ERROR_CODES.has(code)) return decision('failure', 'tests_failed');
+  if (DEPENDENCY_CODES.has(code)) return decision('failure', 'dependency_missing');
+  if (TIMEOUT_CODES.has(code)) return interrupted(input.nodes);
+  return decision('failure', 'error_unrecoverable');
+}
+
+export function decideOutcome(input: OutcomeInput): OutcomeDecision {
+  switch (input.workflow.status) {
+    case 'completed':
+      return completedOutcome(input);
+    case 'cancelled':
+      return interrupted(input.nodes);
+    case 'failed':
+      return failedOutcome(input);
+    default:
+      throw new Error(`workflow ${input.workflow.id} is ${input.workflow.status}: outcomes are for terminal runs`);
+  }
+}

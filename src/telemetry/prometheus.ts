@@ -1,0 +1,239 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { WorkflowEvent } from '../domain/events.js';
+import type { EventBus } from '../domain/ports.js';
+import { REFLECTION_DECISIONS, REFLECTION_LEVELS } from '../domain/reflection.js';
+import { STATUSES } from '../domain/status.js';
+
+/**
+ * Prometheus metrics (DESIGN §11 `GET /metrics`): HTTP traffic observed by the API, and workflow,
+ * LLM, cache, reflection and retry counters derived from the event bus. Published events are
+ * committed events, so the counters count what is durable. Each instance owns its registry (never
+ * prom-client's global one), so several apps in one process do not collide.
+ *
+ * Label values come from our own vocabularies; free-form ones (model ids, which a submitter can
+ * choose under a configured provider, purposes, retry reasons) are capped, then folded into `other`.
+ */
+export interface PrometheusMetrics {
+  readonly registry: Registry;
+  /** One finished HTTP request; `route` is the route pattern (`/v1/workflows/:id`), never the raw URL. */
+  observeHttp(method: string, route: string, status: number, seconds: number): void;
+  /** Stops listening to the bus; idempotent. */
+  close(): void;
+}
+
+export interface PrometheusOptions {
+  bus: EventBus;
+  queueDepth: () => number;
+  running: () => number;
+  /** Process and Node.js runtime metrics (`baton_process_*`, `baton_nodejs_*`); default true. */
+  defaultMetrics?: boolean;
+  /** Distinct `model` label values kept before folding into `other`; default 64. */
+  maxModels?: number;
+}
+
+const OTHER = 'other';
+/** Seconds; from a cache hit (sub-millisecond) to a long SSE stream. */
+const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const REDUNDANT_DEFAULTS = [
+  'baton_nodejs_active_handles_total',
+  'baton_nodejs_active_requests_total',
+  'baton_nodejs_active_resources_total',
+];
+const TERMINAL_STATUSES = STATUSES.filter((s) => s === 'completed' || s === 'failed' || s === 'cancelled');
+
+/** Keeps the first `max` distinct values (of at most 200 characters), then answers `other`. */
+function boundedLabel(max: number): (value: unknown, fallback: string) => string {
+  const seen = new Set<string>();
+  return (value, fallback) => {
+    if (typeof value !== 'string' || value === '') return fallback;
+    if (seen.has(value)) return value;
+    if (seen.size >= max || value.length > 200) return OTHER;
+    seen.add(value);
+    return value;
+  };
+}
+
+function oneOf(vocabulary: readonly string[], value: unknown): string {
+  return typeof value === 'string' && vocabulary.includes(value) ? value : OTHER;
+}
+
+/** A finite, non-negative number (counters only go up), else 0. */
+function amount(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+function tokens(payload: Record<string, unknown>): { input: number; output: number } {
+  const usage = payload.tokenUsage;
+  if (typeof usage !== 'object' || usage === null) return { input: 0, output: 0 };
+  const { inputTokens, outputTokens } = usage as Record<string, unknown>;
+  return { input: amount(inputTokens), output: amount(outputTokens) };
+}
+
+export function createPrometheusMetrics(options: PrometheusOptions): PrometheusMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  if (options.defaultMetrics ?? true) {
+    collectDefaultMetrics({ register: registry, prefix: 'baton_' });
+    // Gauges named `_total` break the naming rules (`promtool check metrics` fails on them; prom-client
+    // issue #283); each is the sum of a kept `{type}` gauge: `sum(baton_nodejs_active_handles)`.
+    for (const name of REDUNDANT_DEFAULTS) registry.removeSingleMetric(name);
+  }
+
+  const httpRequests = new Counter({
+    name: 'baton_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers,
+  });
+  const httpDuration = new Histogram({
+    name: 'baton_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request (until the response is sent), by method and route pattern.',
+    labelNames: ['method', 'route'] as const,
+    buckets: HTTP_BUCKETS,
+    registers,
+  });
+  const started = new Counter({
+    name: 'baton_workflows_started_total',
+    help: 'Workflows that started running (child workflows included).',
+    registers,
+  });
+  const finished = new Counter({
+    name: 'baton_workflows_finished_total',
+    help: 'Workflows that reached a terminal status (child workflows included), by status.',
+    labelNames: ['status'] as const,
+    registers,
+  });
+  new Gauge({
+    name: 'baton_workflows_running',
+    help: 'Root workflows executing in this process now (child workflows run within their root).',
+    registers,
+    collect() {
+      this.set(options.running());
+    },
+  });
+  new Gauge({
+    name: 'baton_queue_depth',
+    help: 'Workflows waiting in the work queue for an executor slot.',
+    registers,
+    collect() {
+      this.set(options.queueDepth());
+    },
+  });
+  const llmCalls = new Counter({
+    name: 'baton_llm_calls_total',
+    help: 'Completed LLM provider calls (cache hits excluded), by model and purpose.',
+    labelNames: ['model', 'purpose'] as const,
+    registers,
+  });
+  const llmTokens = new Counter({
+    name: 'baton_llm_tokens_total',
+    help: 'Tokens of completed LLM provider calls, by model and direction (input or output).',
+    labelNames: ['model', 'direction'] as const,
+    registers,
+  });
+  const llmCost = new Counter({
+    name: 'baton_llm_cost_usd_total',
+    help: 'Estimated cost in US dollars of completed LLM provider calls, by model.',
+    labelNames: ['model'] as const,
+    registers,
+  });
+  const cacheLookups = new Counter({
+    name: 'baton_cache_lookups_total',
+    help: 'Response-cache lookups, by result (hit or miss).',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const cacheTokensSaved = new Counter({
+    name: 'baton_cache_tokens_saved_total',
+    help: 'Input and output tokens not spent thanks to response-cache hits.',
+    registers,
+  });
+  const cacheCostSaved = new Counter({
+    name: 'baton_cache_cost_saved_usd_total',
+    help: 'Estimated US dollars not spent thanks to response-cache hits.',
+    registers,
+  });
+  const reflections = new Counter({
+    name: 'baton_reflections_total',
+    help: 'Reflections (self-correction) that reached a decision, by level and decision.',
+    labelNames: ['level', 'decision'] as const,
+    registers,
+  });
+  const retries = new Counter({
+    name: 'baton_retries_total',
+    help: 'Transport retries of LLM provider calls, by reason.',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+
+  // Known series start at zero, so rates and absence alerts work before the first event.
+  for (const status of TERMINAL_STATUSES) finished.labels({ status }).inc(0);
+  for (const result of ['hit', 'miss']) cacheLookups.labels({ result }).inc(0);
+  for (const level of REFLECTION_LEVELS)
+    for (const decision of REFLECTION_DECISIONS) reflections.labels({ level, decision }).inc(0);
+
+  const modelLabel = boundedLabel(options.maxModels ?? 64);
+  const purposeLabel = boundedLabel(16);
+  const reasonLabel = boundedLabel(16);
+  const routeLabel = boundedLabel(256);
+
+  const onEvent = (event: WorkflowEvent): void => {
+    const p = event.payload;
+    switch (event.type) {
+      case 'workflowStart':
+        started.inc();
+        return;
+      case 'workflowEnd':
+        finished.inc({ status: oneOf(TERMINAL_STATUSES, p.status) });
+        return;
+      case 'agentPromptEnd': {
+        const model = modelLabel(p.model, 'unknown');
+        const used = tokens(p);
+        llmCalls.inc({ model, purpose: purposeLabel(p.purpose, 'prompt') });
+        llmTokens.inc({ model, direction: 'input' }, used.input);
+        llmTokens.inc({ model, direction: 'output' }, used.output);
+        llmCost.inc({ model }, amount(p.costUsd));
+        return;
+      }
+      case 'cacheHit': {
+        const used = tokens(p);
+        cacheLookups.inc({ result: 'hit' });
+        cacheTokensSaved.inc(used.input + used.output);
+        cacheCostSaved.inc(amount(p.costSavedUsd));
+        return;
+      }
+      case 'cacheMiss':
+        cacheLookups.inc({ result: 'miss' });
+        return;
+      case 'reflectionEnd':
+        reflections.inc({
+          level: oneOf(REFLECTION_LEVELS, p.level),
+          decision: oneOf(REFLECTION_DECISIONS, p.decision),
+        });
+        return;
+      case 'retry':
+        retries.inc({ reason: reasonLabel(p.reason, 'unknown') });
+        return;
+      default:
+        return;
+    }
+  };
+  let unsubscribe: (() => void) | undefined = options.bus.subscribeAll(onEvent);
+
+  return {
+    registry,
+    observeHttp(method, route, status, seconds) {
+      const labels = {
+        method: HTTP_METHODS.has(method) ? method : OTHER,
+        route: routeLabel(route, 'unmatched'),
+      };
+      httpRequests.inc({ ...labels, status: Number.isInteger(status) ? String(status) : OTHER });
+      httpDuration.observe(labels, Math.max(0, Number.isFinite(seconds) ? seconds : 0));
+    },
+    close() {
+      unsubscribe?.();
+      unsubscribe = undefined;
+    },
+  };
+}

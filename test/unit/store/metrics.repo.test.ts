@@ -1,0 +1,146 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Complexity } from '../../../src/domain/definition.js';
+import type { EfficiencyRecord, RewardRecord } from '../../../src/domain/metrics.js';
+import type { MetricsStore } from '../../../src/domain/ports.js';
+import { summarizeRun } from '../../../src/metrics/efficiency.js';
+import { rewardFor, withFeedback } from '../../../src/metrics/rewards.js';
+import { createSqliteMetricsStore } from '../../../src/store/metrics.repo.js';
+import { p, RunBuilder } from '../metrics/fixtures.js';
+import { newWorkflow, openMemoryStore, type StoreFixture } from './fixtures.js';
+
+let fx: StoreFixture;
+let metrics: MetricsStore;
+
+beforeEach(() => {
+  fx = openMemoryStore();
+  metrics = createSqliteMetricsStore(fx.db, fx.committer);
+});
+
+const MINUTE = 60_000;
+const T = Date.parse('2026-01-06T10:00:00.000Z');
+
+function efficiencyOf(workflowId: string, at: number, taskType = 'review', complexity: Complexity = 'simple') {
+  const base = summarizeRun(new RunBuilder(p('a'), { task: { type: taskType, complexity } }).input());
+  const record: EfficiencyRecord = { ...base, task_id: workflowId, completed_at: new Date(at).toISOString() };
+  return record;
+}
+
+/** A finished workflow of `tenant`, committed with its record and reward like the engine's final commit. */
+async function finished(tenant: string, at: number, taskType = 'review', complexity: Complexity = 'simple') {
+  const created = newWorkflow({ tenantId: tenant });
+  await fx.store.create(created);
+  const record = efficiencyOf(created.workflow.id, at, taskType, complexity);
+  const reward = rewardFor(record) as RewardRecord;
+  await fx.store.commit({
+    workflows: [{ id: created.workflow.id, status: 'completed', endedAt: at }],
+    efficiency: [{ ...record, tenant_id: tenant }],
+    rewards: [{ ...reward, tenant_id: tenant }],
+  });
+  return { id: created.workflow.id, record, reward };
+}
+
+describe('metrics repo', () => {
+  it('commits the record and reward with the final state and reads them back, tenant-scoped', async () => {
+    const { id, record, reward } = await finished('acme', T);
+    expect(await metrics.efficiency('acme', id)).toEqual(record);
+    expect(await metrics.reward('acme', id)).toEqual(reward);
+    expect(await metrics.efficiency('other', id)).toBeUndefined();
+    expect(await metrics.reward('other', id)).toBeUndefined();
+    expect((await fx.store.get('acme', id))?.status).toBe('completed');
+  });
+
+  it('writes nothing when the change set fails (one transaction)', async () => {
+    const created = newWorkflow({ tenantId: 'acme' });
+    await fx.store.create(created);
+    const record = efficiencyOf(created.workflow.id, T);
+    await expect(
+      fx.store.commit({
+        workflows: [{ id: created.workflow.id, status: 'completed' }],
+        nodes: [{ id: 'nd_missing', status: 'completed' }],
+        efficiency: [{ ...record, tenant_id: 'acme' }],
+        rewards: [{ ...(rewardFor(record) as RewardRecord), tenant_id: 'acme' }],
+      }),
+    ).rejects.toThrow(/not found/);
+    expect(await metrics.efficiency('acme', created.workflow.id)).toBeUndefined();
+    expect(await metrics.reward('acme', created.workflow.id)).toBeUndefined();
+  });
+
+  it('lists efficiency newest first, filtered by time range, task type and complexity', async () => {
+    const a = await finished('acme', T, 'review', 'simple');
+    const b = await finished('acme', T + MINUTE, 'fix', 'complex');
+    const c = await finished('acme', T + 2 * MINUTE, 'review', 'complex');
+    await finished('other', T + MINUTE, 'review', 'simple');
+    const ids = async (filter: Parameters<MetricsStore['listEfficiency']>[1], limit = 10) =>
+      (await metrics.listEfficiency('acme', filter, limit)).map((r) => r.task_id);
+
+    expect(await ids({})).toEqual([c.id, b.id, a.id]);
+    expect(await ids({}, 2)).toEqual([c.id, b.id]);
+    expect(await ids({ from: T + MINUTE })).toEqual([c.id, b.id]);
+    expect(await ids({ to: T + MINUTE })).toEqual([b.id, a.id]);
+    expect(await ids({ from: T + MINUTE, to: T + MINUTE })).toEqual([b.id]);
+    expect(await ids({ taskType: 'review' })).toEqual([c.id, a.id]);
+    expect(await ids({ complexity: 'complex' })).toEqual([c.id, b.id]);
+    expect(await ids({ taskType: 'review', complexity: 'complex', from: T })).toEqual([c.id]);
+    await expect(metrics.listEfficiency('acme', {}, 0)).rejects.toThrow(/limit/);
+  });
+
+  it('lists rewards newest first in a time range', async () => {
+    const a = await finished('acme', T);
+    const b = await finished('acme', T + MINUTE);
+    expect((await metrics.listRewards('acme', {}, 10)).map((r) => r.workflow_id)).toEqual([b.id, a.id]);
+    expect((await metrics.listRewards('acme', { to: T }, 10)).map((r) => r.workflow_id)).toEqual([a.id]);
+    expect(await metrics.listRewards('nobody', {}, 10)).toEqual([]);
+  });
+
+  it('adds feedback and recomputes the reward in one transaction, over every action so far', async () => {
+    const { id, reward } = await finished('acme', T);
+    const seen: string[][] = [];
+    const recompute = (at: number) => (actions: Parameters<typeof withFeedback>[1], current: RewardRecord) => {
+      seen.push([...actions]);
+      return withFeedback(current, actions, new Date(at).toISOString());
+    };
+    // Two concurrent posts: neither loses the other's action.
+    const [first, second] = await Promise.all([
+      metrics.addFeedback('acme', id, { actions: ['commit'] }, T + 1, recompute(T + 1)),
+      metrics.addFeedback('acme', id, { actions: ['deploy'], note: 'shipped' }, T + 2, recompute(T + 2)),
+    ]);
+    expect(seen).toEqual([['commit'], ['commit', 'deploy']]);
+    expect(first?.preference_reward).toBe(0.8);
+    expect(second?.preference_reward).toBe(0.9);
+    const stored = await metrics.reward('acme', id);
+    expect(stored).toEqual({
+      ...reward,
+      preference_reward: 0.9,
+      aggregate_reward: second?.aggregate_reward,
+      updated_at: new Date(T + 2).toISOString(),
+    });
+    expect(stored?.created_at).toBe(reward.created_at);
+    expect(await metrics.feedbackActions('acme', id)).toEqual(['commit', 'deploy']);
+    expect(await metrics.feedbackActions('other', id)).toEqual([]);
+  });
+
+  it('adds no feedback where there is no reward (cancelled, or another tenant)', async () => {
+    const created = newWorkflow({ tenantId: 'acme' });
+    await fx.store.create(created);
+    const never = () => {
+      throw new Error('must not recompute');
+    };
+    expect(await metrics.addFeedback('acme', created.workflow.id, { actions: ['revert'] }, T, never)).toBeUndefined();
+    const { id } = await finished('acme', T);
+    expect(await metrics.addFeedback('other', id, { actions: ['revert'] }, T, never)).toBeUndefined();
+    expect(await metrics.feedbackActions('acme', created.workflow.id)).toEqual([]);
+    expect(await metrics.feedbackActions('acme', id)).toEqual([]);
+  });
+
+  it('upserts: committing a record or reward again replaces it, keeping the reward created_at', async () => {
+    const { id, record, reward } = await finished('acme', T);
+    const later = { ...reward, aggregate_reward: 0.1, created_at: new Date(T + MINUTE).toISOString() };
+    const changed = { ...record, efficiency_score: 0.25 };
+    await fx.store.commit({
+      efficiency: [{ ...changed, tenant_id: 'acme' }],
+      rewards: [{ ...later, tenant_id: 'acme' }],
+    });
+    expect((await metrics.efficiency('acme', id))?.efficiency_score).toBe(0.25);
+    expect(await metrics.reward('acme', id)).toEqual({ ...later, created_at: reward.created_at });
+  });
+});

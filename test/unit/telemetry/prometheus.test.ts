@@ -1,0 +1,247 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { register as globalRegistry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { EventType, WorkflowEvent } from '../../../src/domain/events.js';
+import type { EventBus } from '../../../src/domain/ports.js';
+import { createInProcessEventBus } from '../../../src/inproc/event-bus.js';
+import { createPrometheusMetrics, type PrometheusMetrics } from '../../../src/telemetry/prometheus.js';
+import { parsePrometheusText } from '../../helpers/prometheus-text.js';
+
+const PROMTOOL = '/usr/bin/promtool';
+
+let seq = 0;
+function ev(workflowId: string, type: EventType, payload: Record<string, unknown> = {}): WorkflowEvent {
+  seq += 1;
+  return { workflowId, tenantId: 't1', seq, type, nodeId: null, at: seq, payload };
+}
+
+const opened: PrometheusMetrics[] = [];
+function open(bus: EventBus, state = { queued: 0, running: 0 }, extra: { maxModels?: number } = {}) {
+  const metrics = createPrometheusMetrics({
+    bus,
+    queueDepth: () => state.queued,
+    running: () => state.running,
+    ...extra,
+  });
+  opened.push(metrics);
+  return metrics;
+}
+afterEach(() => {
+  for (const m of opened.splice(0)) m.close();
+});
+
+/** `{labels → value}` of one metric (or one histogram sample name), labels as `k=v,k=v` sorted. */
+async function values(metrics: PrometheusMetrics, name: string, sampleName = name): Promise<Record<string, number>> {
+  const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name);
+  if (!metric) throw new Error(`no metric ${name}`);
+  const out: Record<string, number> = {};
+  for (const v of metric.values) {
+    if (
+      (v as { metricName?: string }).metricName !== undefined &&
+      (v as { metricName?: string }).metricName !== sampleName
+    )
+      continue;
+    const key = Object.entries(v.labels)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, val]) => `${k}=${val}`)
+      .join(',');
+    out[key] = v.value;
+  }
+  return out;
+}
+
+/** One realistic run: a root workflow with a child, a retry, a reflection, a cache miss and a hit. */
+function publishRealisticRun(bus: EventBus): void {
+  const usage = { inputTokens: 120, outputTokens: 30 };
+  bus.publish([ev('wf_root', 'workflowStart', { name: 'review-pr', parentWorkflowId: null })]);
+  bus.publish([
+    ev('wf_root', 'stepStart', { node: 'find-bugs', type: 'prompt', attempt: 1 }),
+    ev('wf_root', 'cacheMiss', { key: 'k1', node: 'find-bugs' }),
+    ev('wf_root', 'agentPromptStart', { node: 'find-bugs', model: 'sim/sonnet', attempt: 1, turn: 1 }),
+    ev('wf_root', 'retry', { node: 'find-bugs', reason: 'rate_limit', delayMs: 500, attempt: 1 }),
+    ev('wf_root', 'agentPromptEnd', { model: 'sim/sonnet', duration: 900, tokenUsage: usage, costUsd: 0.0009 }),
+    ev('wf_root', 'invalidResponse', { node: 'find-bugs', attempt: 1 }),
+    ev('wf_root', 'reflectionStart', { level: 'prompt', node: 'find-bugs', attempt: 1 }),
+    ev('wf_root', 'reflectionEnd', { level: 'prompt', node: 'find-bugs', decision: 'retry', success: true }),
+    ev('wf_root', 'agentPromptEnd', {
+      model: 'sim/sonnet',
+      tokenUsage: { inputTokens: 200, outputTokens: 40 },
+      costUsd: 0.0015,
+      purpose: 'reflection',
+    }),
+  ]);
+  bus.publish([ev('wf_child', 'workflowStart', { name: 'child', parentWorkflowId: 'wf_root' })]);
+  bus.publish([
+    ev('wf_child', 'cacheHit', { key: 'k1', model: 'sim/sonnet', tokenUsage: usage, costSavedUsd: 0.0009 }),
+    ev('wf_child', 'retry', { reason: 'timeout', delayMs: 100 }),
+    ev('wf_child', 'agentPromptEnd', {
+      model: 'sim/haiku',
+      tokenUsage: { inputTokens: 50, outputTokens: 10 },
+      costUsd: 0.0001,
+    }),
+    ev('wf_child', 'workflowEnd', { status: 'completed', durationMs: 20 }),
+  ]);
+  bus.publish([ev('wf_root', 'workflowEnd', { status: 'failed', durationMs: 1500, error: { code: 'X' } })]);
+}
+
+describe('createPrometheusMetrics', () => {
+  it('counts workflows, LLM calls, tokens, cost, cache, reflections and retries from committed events', async () => {
+    const bus = createInProcessEventBus();
+    const metrics = open(bus);
+    publishRealisticRun(bus);
+
+    expect(await values(metrics, 'baton_workflows_started_total')).toEqual({ '': 2 });
+    expect(await values(metrics, 'baton_workflows_finished_total')).toEqual({
+      'status=completed': 1,
+      'status=failed': 1,
+      'status=cancelled': 0,
+    });
+    expect(await values(metrics, 'baton_llm_calls_total')).toEqual({
+      'model=sim/sonnet,purpose=prompt': 1,
+      'model=sim/sonnet,purpose=reflection': 1,
+      'model=sim/haiku,purpose=prompt': 1,
+    });
+    expect(await values(metrics, 'baton_llm_tokens_total')).toEqual({
+      'direction=input,model=sim/sonnet': 320,
+      'direction=output,model=sim/sonnet': 70,
+      'direction=input,model=sim/haiku': 50,
+      'direction=output,model=sim/haiku': 10,
+    });
+    const cost = await values(metrics, 'baton_llm_cost_usd_total');
+    expect(cost['model=sim/sonnet']).toBeCloseTo(0.0024, 10);
+    expect(cost['model=sim/haiku']).toBeCloseTo(0.0001, 10);
+    expect(await values(metrics, 'baton_cache_lookups_total')).toEqual({ 'result=hit': 1, 'result=miss': 1 });
+    expect(await values(metrics, 'baton_cache_tokens_saved_total')).toEqual({ '': 150 });
+    expect((await values(metrics, 'baton_cache_cost_saved_usd_total'))['']).toBeCloseTo(0.0009, 10);
+    const reflections = await values(metrics, 'baton_reflections_total');
+    expect(reflections['decision=retry,level=prompt']).toBe(1);
+    expect(Object.values(reflections).reduce((a, b) => a + b, 0)).toBe(1);
+    expect(Object.keys(reflections)).toHaveLength(9); // every level × decision, zero until seen
+    expect(await values(metrics, 'baton_retries_total')).toEqual({ 'reason=rate_limit': 1, 'reason=timeout': 1 });
+  });
+
+  it('reads queue depth and running workflows at scrape time', async () => {
+    const state = { queued: 3, running: 2 };
+    const metrics = open(createInProcessEventBus(), state);
+    expect(await values(metrics, 'baton_queue_depth')).toEqual({ '': 3 });
+    expect(await values(metrics, 'baton_workflows_running')).toEqual({ '': 2 });
+    state.queued = 0;
+    state.running = 5;
+    expect(await values(metrics, 'baton_queue_depth')).toEqual({ '': 0 });
+    expect(await values(metrics, 'baton_workflows_running')).toEqual({ '': 5 });
+  });
+
+  it('keeps label cardinality bounded and ignores malformed payloads', async () => {
+    const bus = createInProcessEventBus();
+    const metrics = open(bus, undefined, { maxModels: 2 });
+    bus.publish([
+      ev('w', 'agentPromptEnd', { model: 'sim/a', tokenUsage: { inputTokens: 1, outputTokens: 1 }, costUsd: 0 }),
+      ev('w', 'agentPromptEnd', { model: 'sim/b', tokenUsage: { inputTokens: 1, outputTokens: 1 }, costUsd: 0 }),
+      ev('w', 'agentPromptEnd', { model: 'sim/c', tokenUsage: 'garbage', costUsd: -5 }),
+      ev('w', 'agentPromptEnd', { model: 'sim/a', costUsd: Number.NaN }),
+      ev('w', 'workflowEnd', { status: 'exploded' }),
+      ev('w', 'reflectionEnd', { level: 'cosmic', decision: 'retry' }),
+      ev('w', 'retry', {}),
+    ]);
+    expect(await values(metrics, 'baton_llm_calls_total')).toEqual({
+      'model=sim/a,purpose=prompt': 2,
+      'model=sim/b,purpose=prompt': 1,
+      'model=other,purpose=prompt': 1,
+    });
+    expect((await values(metrics, 'baton_llm_tokens_total'))['direction=input,model=other']).toBe(0);
+    expect((await values(metrics, 'baton_llm_cost_usd_total'))['model=other']).toBe(0);
+    expect((await values(metrics, 'baton_workflows_finished_total'))['status=other']).toBe(1);
+    expect((await values(metrics, 'baton_reflections_total'))['decision=retry,level=other']).toBe(1);
+    expect(await values(metrics, 'baton_retries_total')).toEqual({ 'reason=unknown': 1 });
+  });
+
+  it('observes HTTP requests by method, route pattern and status', async () => {
+    const metrics = open(createInProcessEventBus());
+    metrics.observeHttp('GET', '/v1/workflows/:id', 200, 0.004);
+    metrics.observeHttp('GET', '/v1/workflows/:id', 404, 0.002);
+    metrics.observeHttp('POST', '/v1/workflows', 202, 0.3);
+    metrics.observeHttp('BREW', '', 404, Number.NaN);
+
+    expect(await values(metrics, 'baton_http_requests_total')).toEqual({
+      'method=GET,route=/v1/workflows/:id,status=200': 1,
+      'method=GET,route=/v1/workflows/:id,status=404': 1,
+      'method=POST,route=/v1/workflows,status=202': 1,
+      'method=other,route=unmatched,status=404': 1,
+    });
+    const name = 'baton_http_request_duration_seconds';
+    expect(await values(metrics, name, `${name}_count`)).toEqual({
+      'method=GET,route=/v1/workflows/:id': 2,
+      'method=POST,route=/v1/workflows': 1,
+      'method=other,route=unmatched': 1,
+    });
+    const sums = await values(metrics, name, `${name}_sum`);
+    expect(sums['method=GET,route=/v1/workflows/:id']).toBeCloseTo(0.006, 10);
+    const buckets = await values(metrics, name, `${name}_bucket`);
+    expect(buckets['le=0.005,method=GET,route=/v1/workflows/:id']).toBe(2);
+    expect(buckets['le=0.25,method=POST,route=/v1/workflows']).toBe(0);
+    expect(buckets['le=0.5,method=POST,route=/v1/workflows']).toBe(1);
+  });
+
+  it('stops counting after close, and instances never share a registry (nor touch the global one)', async () => {
+    const bus = createInProcessEventBus();
+    const first = open(bus);
+    const second = open(bus);
+    bus.publish([ev('w', 'workflowStart')]);
+    first.close();
+    first.close();
+    bus.publish([ev('w', 'workflowStart')]);
+
+    expect(await values(first, 'baton_workflows_started_total')).toEqual({ '': 1 });
+    expect(await values(second, 'baton_workflows_started_total')).toEqual({ '': 2 });
+    expect(first.registry).not.toBe(second.registry);
+    expect(globalRegistry.getSingleMetric('baton_workflows_started_total')).toBeUndefined();
+  });
+
+  it('exposes valid Prometheus text 0.0.4 with HELP and TYPE for every baton_ family', async () => {
+    const bus = createInProcessEventBus();
+    const metrics = open(bus, { queued: 1, running: 1 });
+    publishRealisticRun(bus);
+    metrics.observeHttp('GET', '/v1/workflows/:id', 200, 0.01);
+    metrics.observeHttp('GET', 'unmatched', 404, 0.001);
+
+    expect(metrics.registry.contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const text = await metrics.registry.metrics();
+    const families = parsePrometheusText(text);
+    const names = families.map((f) => f.name);
+    for (const name of [
+      'baton_http_requests_total',
+      'baton_http_request_duration_seconds',
+      'baton_workflows_started_total',
+      'baton_workflows_finished_total',
+      'baton_workflows_running',
+      'baton_queue_depth',
+      'baton_llm_calls_total',
+      'baton_llm_tokens_total',
+      'baton_llm_cost_usd_total',
+      'baton_cache_lookups_total',
+      'baton_cache_tokens_saved_total',
+      'baton_reflections_total',
+      'baton_retries_total',
+      'baton_process_cpu_user_seconds_total',
+      'baton_nodejs_heap_size_used_bytes',
+    ]) {
+      expect(names).toContain(name);
+    }
+    for (const family of families) {
+      expect(family.name.startsWith('baton_')).toBe(true);
+      expect(family.help, family.name).toBeTruthy();
+      expect(family.type, family.name).not.toBe('untyped');
+      // Naming rules promtool lints: `_total` exactly on counters.
+      expect(family.name.endsWith('_total'), family.name).toBe(family.type === 'counter');
+    }
+    expect(families.find((f) => f.name === 'baton_http_request_duration_seconds')?.type).toBe('histogram');
+    expect(text).not.toContain('/v1/workflows/wf_');
+
+    if (existsSync(PROMTOOL)) {
+      const run = spawnSync(PROMTOOL, ['check', 'metrics'], { input: text, encoding: 'utf8' });
+      expect(`${run.stdout}${run.stderr}`.trim()).toBe('');
+      expect(run.status).toBe(0);
+    }
+  });
+});
