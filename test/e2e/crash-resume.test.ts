@@ -17,7 +17,7 @@ import {
  */
 
 const WORKFLOWS = 30;
-const MODEL = 'anthropic/claude-sonnet-4-5';
+const MODEL = 'anthropic/claude-sonnet-5-5';
 const RUN = Math.random().toString(36).slice(2, 8);
 
 interface Submitted {
@@ -162,7 +162,16 @@ describe('crash and resume (SIGKILL mid-run)', () => {
       name: string;
       status: string;
     }>;
+    // DESIGN §9: a completed node's spans commit with it, so the crash lost none of them.
+    const completedWithoutSpans = db
+      .prepare(
+        `SELECT n.id FROM nodes n WHERE n.type = 'prompt' AND n.status = 'completed' AND (
+           NOT EXISTS (SELECT 1 FROM spans s WHERE s.node_id = n.id AND s.type = 'agent_span' AND s.status = 'ok')
+           OR NOT EXISTS (SELECT 1 FROM spans s WHERE s.node_id = n.id AND s.type = 'generation_span' AND s.status = 'ok'))`,
+      )
+      .all();
     db.close();
+    expect(completedWithoutSpans).toEqual([]);
     expect(rows).toHaveLength(totalNodes);
     const completedBefore = new Set<string>();
     const runningBefore = new Set<string>();
@@ -196,6 +205,22 @@ describe('crash and resume (SIGKILL mid-run)', () => {
       20_000,
       50,
     );
+
+    // Terminal workflows leave no span open: the dead execution's spans ended `interrupted`.
+    const afterDb = new Database(dbPath, { readonly: true, fileMustExist: true });
+    const openSpans = afterDb.prepare('SELECT count(*) FROM spans WHERE status IS NULL').pluck().get();
+    const interrupted = afterDb.prepare("SELECT count(*) FROM spans WHERE status = 'interrupted'").pluck().get();
+    const nodesWithoutSpans = afterDb
+      .prepare(
+        `SELECT count(*) FROM nodes n WHERE n.type = 'prompt' AND NOT EXISTS
+           (SELECT 1 FROM spans s WHERE s.node_id = n.id AND s.type = 'generation_span' AND s.status = 'ok')`,
+      )
+      .pluck()
+      .get();
+    afterDb.close();
+    expect(openSpans).toBe(0);
+    expect(interrupted).toBeGreaterThan(0);
+    expect(nodesWithoutSpans).toBe(0);
 
     for (const view of finals) {
       const workflow = byId.get(view.id)!;
@@ -243,7 +268,7 @@ describe('crash and resume (SIGKILL mid-run)', () => {
           ? `${tag} ${node}`
           : `${tag} ${node}\n\n<prev>\n${JSON.stringify(answerFor(tag, `step-${step - 1}`))}\n</prev>`;
       expect(userMessage(request)).toBe(expected);
-      expect((request.body as { model?: string }).model).toBe('claude-sonnet-4-5');
+      expect((request.body as { model?: string }).model).toBe('claude-sonnet-5-5');
       // SDK 1.x authenticates with a bearer token; older versions sent x-api-key.
       const credential = request.headers['x-api-key'] ?? request.headers.authorization?.replace(/^Bearer /, '');
       expect(credential).toBe('test-key');

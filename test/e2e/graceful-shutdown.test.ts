@@ -16,7 +16,7 @@ import {
  * period is shorter than a call, that call is aborted and runs again after the restart.
  */
 
-const MODEL = 'anthropic/claude-sonnet-4-5';
+const MODEL = 'anthropic/claude-sonnet-5-5';
 const STEPS = 3;
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 
