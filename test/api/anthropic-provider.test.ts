@@ -1,31 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
-import {
-  errorBody,
-  type FakeServer,
-  startFakeAnthropic,
-  textMessage,
-  toolUseMessage,
-} from '../helpers/fake-anthropic.js';
+import { describe, expect, it } from 'vitest';
+import { useAnthropicTestApp, waitForStatus } from '../helpers/build-app.js';
+import { errorBody, textMessage, toolUseMessage } from '../helpers/fake-anthropic.js';
 
 /**
  * The real @anthropic-ai/sdk against a local fake Anthropic API: the tool loop, the single
  * transport-retry layer (retry-after-ms honoured), fail-fast auth errors and node deadlines.
  */
-let fake: FakeServer;
-let t: TestApp;
-
-beforeAll(async () => {
-  fake = await startFakeAnthropic();
-  t = await buildTestApp({ ANTHROPIC_API_KEY: 'sk-ant-test-key-000', ANTHROPIC_BASE_URL: fake.url });
-});
-afterAll(async () => {
-  await t?.close();
-  await fake?.close();
-});
-beforeEach(() => {
-  fake.requests.length = 0;
-});
+const app = useAnthropicTestApp();
 
 function promptWorkflow(extra: Record<string, unknown> = {}, agent: Record<string, unknown> = {}) {
   return {
@@ -38,28 +19,28 @@ function promptWorkflow(extra: Record<string, unknown> = {}, agent: Record<strin
 }
 
 async function submit(body: unknown) {
-  const res = await t.app.inject({ method: 'POST', url: '/v1/workflows', payload: body as object });
+  const res = await app.t.app.inject({ method: 'POST', url: '/v1/workflows', payload: body as object });
   expect(res.statusCode).toBe(202);
   return res.json().id as string;
 }
 
 async function events(id: string) {
-  const res = await t.app.inject({ method: 'GET', url: `/v1/workflows/${id}/events?limit=1000` });
+  const res = await app.t.app.inject({ method: 'GET', url: `/v1/workflows/${id}/events?limit=1000` });
   return res.json().items as Array<{ type: string; payload: Record<string, unknown> }>;
 }
 
 describe('Anthropic provider through the real SDK', () => {
   it('runs a tool loop: tool_use → tool_result → final answer', async () => {
-    fake.enqueue({ body: toolUseMessage('inspect_current_node', {}) }, { body: textMessage('I am at node ask.') });
+    app.fake.enqueue({ body: toolUseMessage('inspect_current_node', {}) }, { body: textMessage('I am at node ask.') });
     const id = await submit(promptWorkflow({}, { tools: ['inspect_current_node'] }));
-    const done = await waitForStatus(t.app, id);
+    const done = await waitForStatus(app.t.app, id);
     expect(done.status).toBe('completed');
     expect(done.output).toBe('I am at node ask.');
-    expect(fake.requests).toHaveLength(2);
-    const first = fake.requests[0]?.body as { tools: Array<{ name: string }>; model: string };
+    expect(app.fake.requests).toHaveLength(2);
+    const first = app.fake.requests[0]?.body as { tools: Array<{ name: string }>; model: string };
     expect(first.model).toBe('claude-sonnet-5-5');
     expect(first.tools.map((tool) => tool.name)).toEqual(['inspect_current_node']);
-    const second = fake.requests[1]?.body as { messages: Array<{ role: string; content: unknown }> };
+    const second = app.fake.requests[1]?.body as { messages: Array<{ role: string; content: unknown }> };
     const toolResult = (second.messages[2]?.content as Array<{ type: string; content: string }> | undefined)?.[0];
     expect(toolResult?.type).toBe('tool_result');
     expect(JSON.parse(toolResult?.content ?? '{}')).toMatchObject({ name: 'ask', status: 'running', depth: 0 });
@@ -68,15 +49,15 @@ describe('Anthropic provider through the real SDK', () => {
   });
 
   it('waits retry-after-ms on 429, then completes; the retry is an event, not a reflection', async () => {
-    fake.enqueue(
+    app.fake.enqueue(
       { status: 429, headers: { 'retry-after-ms': '300' }, body: errorBody('rate_limit_error', 'slow down') },
       { body: textMessage('fine now') },
     );
     const id = await submit(promptWorkflow());
-    const done = await waitForStatus(t.app, id);
+    const done = await waitForStatus(app.t.app, id);
     expect(done.status).toBe('completed');
-    expect(fake.requests).toHaveLength(2);
-    const gap = (fake.requests[1]?.at ?? 0) - (fake.requests[0]?.at ?? 0);
+    expect(app.fake.requests).toHaveLength(2);
+    const gap = (app.fake.requests[1]?.at ?? 0) - (app.fake.requests[0]?.at ?? 0);
     expect(gap).toBeGreaterThanOrEqual(290);
     expect(gap).toBeLessThan(1500);
     const retry = (await events(id)).find((e) => e.type === 'retry');
@@ -84,34 +65,34 @@ describe('Anthropic provider through the real SDK', () => {
   });
 
   it('fails fast on 401: exactly one call and a clear error code', async () => {
-    fake.enqueue({ status: 401, body: errorBody('authentication_error', 'invalid x-api-key') });
+    app.fake.enqueue({ status: 401, body: errorBody('authentication_error', 'invalid x-api-key') });
     const id = await submit(promptWorkflow());
-    const done = await waitForStatus(t.app, id);
+    const done = await waitForStatus(app.t.app, id);
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ code: 'LLM_AUTHENTICATION' });
-    expect(fake.requests).toHaveLength(1);
+    expect(app.fake.requests).toHaveLength(1);
   });
 
   it('cuts a hanging response at the node deadline', async () => {
-    fake.enqueue({ hang: true });
+    app.fake.enqueue({ hang: true });
     const started = Date.now();
     const id = await submit(promptWorkflow({ timeoutMs: 400 }));
-    const done = await waitForStatus(t.app, id);
+    const done = await waitForStatus(app.t.app, id);
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ code: 'NODE_TIMEOUT' });
     expect(Date.now() - started).toBeLessThan(3000);
-    expect(fake.requests).toHaveLength(1);
+    expect(app.fake.requests).toHaveLength(1);
   });
 
   it('fails with MAX_TURNS_EXCEEDED when the model keeps calling tools', async () => {
-    fake.setDefault(() => ({ body: toolUseMessage('inspect_current_node', {}) }));
+    app.fake.setDefault(() => ({ body: toolUseMessage('inspect_current_node', {}) }));
     try {
       const id = await submit(promptWorkflow({ maxTurns: 3 }, { tools: ['inspect_current_node'] }));
-      const done = await waitForStatus(t.app, id);
+      const done = await waitForStatus(app.t.app, id);
       expect(done.error).toMatchObject({ code: 'MAX_TURNS_EXCEEDED' });
-      expect(fake.requests).toHaveLength(3);
+      expect(app.fake.requests).toHaveLength(3);
     } finally {
-      fake.setDefault(() => ({ body: textMessage('ok') }));
+      app.fake.setDefault(() => ({ body: textMessage('ok') }));
     }
   });
 });

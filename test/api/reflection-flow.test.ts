@@ -1,28 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AGENT_REFLECTION_PREFIX } from '../../src/reflection/policy.js';
 import { allEvents, submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
-import { errorBody, type FakeServer, startFakeAnthropic, textMessage } from '../helpers/fake-anthropic.js';
+import { useAnthropicTestApp, waitForStatus } from '../helpers/build-app.js';
+import { errorBody, textMessage } from '../helpers/fake-anthropic.js';
 
 /**
  * The three reflection levels end to end (DESIGN §5), on the simulator and on the real Anthropic
  * SDK against a local fake: prompt-level re-asks, the workflow-level advice and its revisions, the
  * agent-level prefix, and transport retries that never consume a reflection attempt.
  */
-let fake: FakeServer;
-let t: TestApp;
-
-beforeAll(async () => {
-  fake = await startFakeAnthropic();
-  t = await buildTestApp({ ANTHROPIC_API_KEY: 'sk-ant-test-key-000', ANTHROPIC_BASE_URL: fake.url });
-});
-afterAll(async () => {
-  await t?.close();
-  await fake?.close();
-});
-beforeEach(() => {
-  fake.requests.length = 0;
-});
+const app = useAnthropicTestApp();
 
 const severity = {
   type: 'object',
@@ -31,16 +18,16 @@ const severity = {
 };
 
 async function reflections(id: string) {
-  const res = await t.app.inject({ method: 'GET', url: `/v1/workflows/${id}/reflections` });
+  const res = await app.t.app.inject({ method: 'GET', url: `/v1/workflows/${id}/reflections` });
   expect(res.statusCode).toBe(200);
   return res.json().items as Array<{ level: string; success: boolean | null; resolution: { decision: string } }>;
 }
 
 async function run(body: unknown) {
-  const res = await submit(t.app, body);
+  const res = await submit(app.t.app, body);
   expect(res.statusCode).toBe(202);
   const id = res.json().id as string;
-  return { id, done: await waitForStatus(t.app, id) };
+  return { id, done: await waitForStatus(app.t.app, id) };
 }
 
 function simPrompt(responses: unknown[], extra: Record<string, unknown> = {}) {
@@ -67,7 +54,7 @@ describe('prompt-level reflection', () => {
     const entries = await reflections(id);
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ level: 'prompt', success: true, resolution: { decision: 'retry' } });
-    const types = (await allEvents(t.app, id)).map((e) => e.type);
+    const types = (await allEvents(app.t.app, id)).map((e) => e.type);
     expect(types.filter((type) => type === 'invalidResponse')).toHaveLength(1);
     expect(types.filter((type) => type === 'agentPromptEnd')).toHaveLength(2);
     expect(types.indexOf('reflectionStart')).toBeLessThan(types.indexOf('reflectionEnd'));
@@ -87,7 +74,7 @@ describe('prompt-level reflection', () => {
       },
       options: { cache: false, reflection: { maxAttempts: 3 } },
     };
-    fake.enqueue(
+    app.fake.enqueue(
       { body: textMessage('not json at all') },
       { body: textMessage('{"severity": "catastrophic"}') },
       { body: textMessage('{"level": "high"}') },
@@ -95,9 +82,9 @@ describe('prompt-level reflection', () => {
     const { id, done } = await run(body);
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ code: 'VALIDATION_FAILED' });
-    expect(fake.requests).toHaveLength(3);
+    expect(app.fake.requests).toHaveLength(3);
     // The re-ask happens in the same conversation: bad assistant turn, then the reflection turn.
-    const third = fake.requests[2]?.body as { messages: Array<{ role: string; content: unknown }> };
+    const third = app.fake.requests[2]?.body as { messages: Array<{ role: string; content: unknown }> };
     expect(third.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
     expect(JSON.stringify(third.messages[4]?.content)).toContain('Reflect on the previous error and try again.');
     expect(JSON.stringify(third.messages[4]?.content)).toContain('\\"attempt\\":3');
@@ -122,7 +109,7 @@ describe('workflow-level reflection', () => {
       },
       options: { cache: false, reflection: { enabled: true, maxAttempts: 2 } },
     };
-    fake.enqueue(
+    app.fake.enqueue(
       { body: textMessage('{"grade": 3}') },
       {
         body: textMessage(
@@ -133,16 +120,16 @@ describe('workflow-level reflection', () => {
     );
     const { id, done } = await run(body);
     expect(done.status).toBe('completed');
-    expect(fake.requests).toHaveLength(3);
-    const reflection = fake.requests[1]?.body as { messages: Array<{ content: string }>; system: string };
+    expect(app.fake.requests).toHaveLength(3);
+    const reflection = app.fake.requests[1]?.body as { messages: Array<{ content: string }>; system: string };
     expect(reflection.messages[0]?.content).toContain('failed on attempt 1 of 2');
-    const retried = fake.requests[2]?.body as { messages: Array<{ content: string }>; system: string };
+    const retried = app.fake.requests[2]?.body as { messages: Array<{ content: string }>; system: string };
     expect(retried.messages[0]?.content).toContain('<hint>\n"answer with a severity"\n</hint>');
     expect(retried.messages[0]?.content).toContain('<code>\n"x = 1"\n</code>');
     const entries = await reflections(id);
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ level: 'workflow', success: true, resolution: { decision: 'retry' } });
-    const steps = (await allEvents(t.app, id)).filter((e) => e.type === 'stepStart').map((e) => e.payload.attempt);
+    const steps = (await allEvents(app.t.app, id)).filter((e) => e.type === 'stepStart').map((e) => e.payload.attempt);
     expect(steps).toEqual([1, 2]);
   });
 
@@ -160,13 +147,13 @@ describe('workflow-level reflection', () => {
       },
       options: { cache: false, reflection: { enabled: true } },
     };
-    fake.enqueue(
+    app.fake.enqueue(
       { body: textMessage('{"grade": 3}') },
       { body: textMessage('{"shouldRetry": false, "reason": "the task is impossible"}') },
     );
     const { id, done } = await run(body);
     expect(done.status).toBe('failed');
-    expect(fake.requests).toHaveLength(2);
+    expect(app.fake.requests).toHaveLength(2);
     expect((await reflections(id))[0]).toMatchObject({ level: 'workflow', resolution: { decision: 'abort' } });
   });
 });
@@ -181,7 +168,7 @@ describe('agent-level reflection and transport retries', () => {
     };
     const { done } = await run(body);
     expect(done.status).toBe('completed');
-    const request = fake.requests[0]?.body as { system: string };
+    const request = app.fake.requests[0]?.body as { system: string };
     expect(request.system).toBe(`${AGENT_REFLECTION_PREFIX}\n\nYou review code.`);
   });
 
@@ -191,7 +178,7 @@ describe('agent-level reflection and transport retries', () => {
       headers: { 'retry-after-ms': '20' },
       body: errorBody('rate_limit_error', 'slow down'),
     });
-    fake.enqueue(limited(), limited(), limited(), { body: textMessage('{"severity": "medium"}') });
+    app.fake.enqueue(limited(), limited(), limited(), { body: textMessage('{"severity": "medium"}') });
     const { id, done } = await run({
       name: 'storm',
       agents: { a: { model: 'anthropic/claude-sonnet-5-5' } },
@@ -199,8 +186,8 @@ describe('agent-level reflection and transport retries', () => {
       options: { cache: false, reflection: { enabled: true } },
     });
     expect(done.status).toBe('completed');
-    expect(fake.requests).toHaveLength(4);
-    const retries = (await allEvents(t.app, id)).filter((e) => e.type === 'retry');
+    expect(app.fake.requests).toHaveLength(4);
+    const retries = (await allEvents(app.t.app, id)).filter((e) => e.type === 'retry');
     expect(retries).toHaveLength(3);
     expect(retries.every((e) => e.payload.reason === 'rate_limit')).toBe(true);
     expect(await reflections(id)).toEqual([]);

@@ -1,21 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
-import {
-  type FakeServer,
-  type RecordedRequest,
-  startFakeAnthropic,
-  textMessage,
-  toolUseMessage,
-} from '../helpers/fake-anthropic.js';
+import { useAnthropicTestApp, waitForStatus } from '../helpers/build-app.js';
+import { type RecordedRequest, textMessage, toolUseMessage } from '../helpers/fake-anthropic.js';
 
 /**
  * One trace, asserted whole (DESIGN §9): a parallel branch, a tool loop, a prompt-level reflection
  * and a cache hit, on the real Anthropic SDK against a fake that answers by content and reports
  * distinct token usage per answer, so token sums can be checked against what the provider said.
  */
-let fake: FakeServer;
-let t: TestApp;
 const served = { input: 0, output: 0, calls: 0 };
 
 function lastUserText(request: RecordedRequest): string {
@@ -45,14 +37,7 @@ function answer(request: RecordedRequest) {
   return { body: reply };
 }
 
-beforeAll(async () => {
-  fake = await startFakeAnthropic({ defaultReply: answer });
-  t = await buildTestApp({ ANTHROPIC_API_KEY: 'sk-ant-test-key-000', ANTHROPIC_BASE_URL: fake.url });
-});
-afterAll(async () => {
-  await t?.close();
-  await fake?.close();
-});
+const app = useAnthropicTestApp({ defaultReply: answer });
 
 interface SpanJson {
   span_id: string;
@@ -67,7 +52,7 @@ interface SpanJson {
 
 describe('GET /v1/traces/{traceId}', () => {
   it('records the whole run as one consistent span tree', async () => {
-    const res = await submit(t.app, {
+    const res = await submit(app.t.app, {
       name: 'traced',
       correlationId: 'trace-session-1',
       agents: { a: { model: 'anthropic/claude-sonnet-5-5', tools: ['inspect_current_node'] } },
@@ -101,10 +86,10 @@ describe('GET /v1/traces/{traceId}', () => {
     });
     expect(res.statusCode).toBe(202);
     const { id, traceId } = res.json();
-    const done = await waitForStatus(t.app, id);
+    const done = await waitForStatus(app.t.app, id);
     expect(done.status).toBe('completed');
 
-    const traceRes = await t.app.inject({ method: 'GET', url: `/v1/traces/${traceId}` });
+    const traceRes = await app.t.app.inject({ method: 'GET', url: `/v1/traces/${traceId}` });
     expect(traceRes.statusCode).toBe(200);
     const trace = traceRes.json() as { trace_id: string; group_id: string; status: string; spans: SpanJson[] };
     expect(trace).toMatchObject({ trace_id: traceId, group_id: 'trace-session-1', status: 'completed' });
@@ -143,7 +128,7 @@ describe('GET /v1/traces/{traceId}', () => {
     // Token sums equal what the provider reported (the cache hit made no call).
     const calls = spans.filter((s) => s.type === 'generation_span' && s.cache_hit === false);
     expect(calls).toHaveLength(served.calls);
-    expect(fake.requests).toHaveLength(served.calls);
+    expect(app.fake.requests).toHaveLength(served.calls);
     expect(calls.reduce((sum, s) => sum + Number(s.tokens_in), 0)).toBe(served.input);
     expect(calls.reduce((sum, s) => sum + Number(s.tokens_out), 0)).toBe(served.output);
     const hit = spans.find((s) => s.cache_hit === true);
@@ -151,7 +136,7 @@ describe('GET /v1/traces/{traceId}', () => {
     expect(typeof hit?.cache_key).toBe('string');
 
     // The efficiency record agrees with the trace.
-    const metrics = (await t.app.inject({ method: 'GET', url: `/v1/workflows/${id}/metrics` })).json();
+    const metrics = (await app.t.app.inject({ method: 'GET', url: `/v1/workflows/${id}/metrics` })).json();
     expect(metrics.efficiency.metrics).toMatchObject({
       total_agent_calls: served.calls,
       cache_hits: 1,
@@ -166,7 +151,7 @@ describe('GET /v1/traces/{traceId}', () => {
       tool_selection_correct: true,
     });
 
-    const listed = (await t.app.inject({ method: 'GET', url: '/v1/traces?groupId=trace-session-1' })).json();
+    const listed = (await app.t.app.inject({ method: 'GET', url: '/v1/traces?groupId=trace-session-1' })).json();
     expect(listed.items.map((item: { trace_id: string }) => item.trace_id)).toEqual([traceId]);
   });
 });

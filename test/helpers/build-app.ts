@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createDeps, type Deps, type DepsOverrides } from '../../src/deps.js';
 import type { Status } from '../../src/domain/status.js';
+import { type FakeServer, type ReplySource, startFakeAnthropic } from './fake-anthropic.js';
 
 export { quickStartExample } from '../../src/api/examples.js';
 
@@ -55,4 +57,40 @@ export async function waitForStatus(
     }
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/**
+ * A test app whose `anthropic/*` models reach a fake Anthropic API on 127.0.0.1 through the real
+ * SDK. Registers its own lifecycle hooks: the fake's request log is emptied before every test.
+ */
+export function useAnthropicTestApp(options: { defaultReply?: ReplySource; env?: Record<string, string> } = {}): {
+  readonly fake: FakeServer;
+  readonly t: TestApp;
+} {
+  const state: { fake?: FakeServer; t?: TestApp } = {};
+  beforeAll(async () => {
+    state.fake = await startFakeAnthropic(options.defaultReply ? { defaultReply: options.defaultReply } : {});
+    state.t = await buildTestApp({
+      ANTHROPIC_API_KEY: 'sk-ant-test-key-000',
+      ANTHROPIC_BASE_URL: state.fake.url,
+      ...options.env,
+    });
+  });
+  afterAll(async () => {
+    await state.t?.close();
+    await state.fake?.close();
+  });
+  beforeEach(() => {
+    if (state.fake) state.fake.requests.length = 0;
+  });
+  return {
+    get fake() {
+      if (!state.fake) throw new Error('the fake Anthropic server starts in beforeAll');
+      return state.fake;
+    },
+    get t() {
+      if (!state.t) throw new Error('the test app starts in beforeAll');
+      return state.t;
+    },
+  };
 }
