@@ -62,6 +62,8 @@ export type SpanWrite =
   | { op: 'insert'; span: SpanRecord }
   | {
       op: 'end';
+      /** With the span id, the span's key in the store. */
+      traceId: string;
       spanId: string;
       endedAt: number;
       status: SpanStatus;

@@ -54,7 +54,7 @@ export class SpanRecorder {
       if (fields) pending.fields = { ...pending.fields, ...fields } as SpanRecord['fields'];
       return;
     }
-    const write: SpanWrite = { op: 'end', spanId, endedAt, status };
+    const write: SpanWrite = { op: 'end', traceId: this.context.traceId, spanId, endedAt, status };
     if (error) write.error = error;
     if (fields) write.fields = fields;
     this.pendingEnds.push(write);

@@ -76,7 +76,7 @@ export function createSpansRepo(db: Db): SpansRepo {
       // stored as null (json_patch would delete the key) and an object value is not merged deeply.
       const fields = keys === 0 ? 'fields' : `json_set(fields${', ?, json(?)'.repeat(keys)})`;
       statement = db.prepare(
-        `UPDATE spans SET ended_at = ?, status = ?, error = ?, fields = ${fields} WHERE span_id = ? AND ended_at IS NULL`,
+        `UPDATE spans SET ended_at = ?, status = ?, error = ?, fields = ${fields} WHERE trace_id = ? AND span_id = ? AND ended_at IS NULL`,
       );
       endStatements.set(keys, statement);
     }
@@ -99,7 +99,7 @@ export function createSpansRepo(db: Db): SpansRepo {
         keys++;
       }
     }
-    params.push(write.spanId);
+    params.push(write.traceId, write.spanId);
     endStatement(keys).run(params);
   }
 

@@ -72,6 +72,7 @@ describe('span writes (ChangeSet.spans)', () => {
       spans: [
         {
           op: 'end',
+          traceId: gen.traceId,
           spanId: gen.spanId,
           endedAt: T0 + 900,
           status: 'ok',
@@ -100,7 +101,7 @@ describe('span writes (ChangeSet.spans)', () => {
     const custom = span('custom_span', { operation_name: 'review_loop', metadata: { round: 1, keep: true } });
     await fx.store.commit({ spans: [{ op: 'insert', span: custom }] });
     await fx.store.commit({
-      spans: [{ op: 'end', spanId: custom.spanId, endedAt: T0 + 1, status: 'ok', fields: { metadata: { round: 2 } } }],
+      spans: [{ op: 'end', traceId: custom.traceId, spanId: custom.spanId, endedAt: T0 + 1, status: 'ok', fields: { metadata: { round: 2 } } }],
     });
     expect((await spansOf())[0]?.fields).toEqual({ operation_name: 'review_loop', metadata: { round: 2 } });
   });
@@ -117,6 +118,7 @@ describe('span writes (ChangeSet.spans)', () => {
       spans: [
         {
           op: 'end',
+          traceId: fn.traceId,
           spanId: fn.spanId,
           endedAt: T0 + 10,
           status: 'error',
@@ -127,8 +129,8 @@ describe('span writes (ChangeSet.spans)', () => {
     });
     await fx.store.commit({
       spans: [
-        { op: 'end', spanId: fn.spanId, endedAt: T0 + 99, status: 'ok', fields: { success: true, result: 'late' } },
-        { op: 'end', spanId: 'span_unknown', endedAt: T0, status: 'ok' },
+        { op: 'end', traceId: fn.traceId, spanId: fn.spanId, endedAt: T0 + 99, status: 'ok', fields: { success: true, result: 'late' } },
+        { op: 'end', traceId: fn.traceId, spanId: 'span_unknown', endedAt: T0, status: 'ok' },
       ],
     });
     expect(await spansOf()).toEqual([
@@ -149,6 +151,7 @@ describe('span writes (ChangeSet.spans)', () => {
         { op: 'insert', span: handoff },
         {
           op: 'end',
+          traceId: handoff.traceId,
           spanId: handoff.spanId,
           endedAt: T0 + 2,
           status: 'ok',
@@ -169,7 +172,7 @@ describe('span writes (ChangeSet.spans)', () => {
       nodes: [{ id: 'nd_missing', status: 'completed' }],
       spans: [
         { op: 'insert', span: generation() },
-        { op: 'end', spanId: open.spanId, endedAt: T0 + 5, status: 'ok' },
+        { op: 'end', traceId: open.traceId, spanId: open.spanId, endedAt: T0 + 5, status: 'ok' },
       ],
     });
     await expect(failing).rejects.toThrow(/nd_missing/);
@@ -182,7 +185,7 @@ describe('span writes (ChangeSet.spans)', () => {
     await expect(
       fx.store.commit({
         workflows: [{ id: root.workflow.id, status: 'running' }],
-        spans: [{ op: 'end', spanId: open.spanId, endedAt: T0, status: 'ok', fields: { 'a.b': 1 } as never }],
+        spans: [{ op: 'end', traceId: open.traceId, spanId: open.spanId, endedAt: T0, status: 'ok', fields: { 'a.b': 1 } as never }],
       }),
     ).rejects.toThrow(/invalid field name/);
     await expect(fx.store.commit({ spans: [{ op: 'insert', span: generation({ endedAt: T0 + 1 }) }] })).rejects.toThrow(
