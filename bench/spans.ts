@@ -119,7 +119,14 @@ async function runWorkflow(store: WorkflowStore, w: WorkflowRecord, rootSpanId: 
       spans: [
         openAgent === null
           ? { op: 'insert', span: generation(w, rootSpanId, now) }
-          : { op: 'end', traceId: w.traceId, spanId: openAgent, endedAt: now, status: 'ok', fields: { model: 'anthropic/claude-haiku' } },
+          : {
+              op: 'end',
+              traceId: w.traceId,
+              spanId: openAgent,
+              endedAt: now,
+              status: 'ok',
+              fields: { model: 'anthropic/claude-haiku' },
+            },
         { op: 'insert', span: handoff },
         { op: 'insert', span: agent },
         { op: 'insert', span: generation(w, agent.spanId, now) },

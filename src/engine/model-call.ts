@@ -115,8 +115,6 @@ async function callProvider(
   info: CallInfo,
   cacheKey: string | null,
 ): Promise<{ response: LlmResponse; costUsd: number }> {
-  const { services } = run;
-  const { clock } = services;
   const span = run.spans.start('generation_span', info.spanId, info.nodeId, {
     model: model.id,
     tokens_in: 0,

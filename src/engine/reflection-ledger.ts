@@ -91,7 +91,7 @@ export class ReflectionLedger {
       resolution: input.resolution,
       success: null,
     };
-    this.run.addReflection(entry);
+    this.run.changes.addReflection(entry);
     this.recorded.push(entry);
     if (input.level === 'workflow' && input.resolution.decision === 'retry')
       this.unsettled.set(input.node.id, entry.id);
@@ -107,7 +107,7 @@ export class ReflectionLedger {
 
   /** Records whether the attempt (or answer) that followed a reflection succeeded. */
   settle(entryId: string, success: boolean): void {
-    this.run.addReflectionOutcome(entryId, success);
+    this.run.changes.addReflectionOutcome(entryId, success);
     this.outcomes.push({ id: entryId, success });
   }
 

@@ -6,19 +6,20 @@ import {
   type WorkflowNode,
 } from '../domain/definition.js';
 import { AppError, type ErrorInfo, toErrorInfo } from '../domain/errors.js';
-import type { EventType, WorkflowEvent } from '../domain/events.js';
-import type { ChangeSet, NewWorkflow } from '../domain/ports.js';
+import type { EventType } from '../domain/events.js';
+import type { NewWorkflow } from '../domain/ports.js';
 import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
 import type { Status } from '../domain/status.js';
 import { metricsChanges, withPending } from '../metrics/final.js';
+import { ChangeBuffer } from './change-buffer.js';
 import { runChildWorkflowNode } from './child-runner.js';
 import { runParallel, runSequence } from './container-runner.js';
 import { withDeadline } from './deadline.js';
 import { runPromptNode } from './prompt-runner.js';
 import { ReflectionLedger } from './reflection-ledger.js';
 import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
-import { SpanRecorder } from './span-recorder.js';
+import type { SpanRecorder } from './span-recorder.js';
 import { MISSING, type TemplateScope } from './templates.js';
 import { reflectOnFailure } from './workflow-reflection.js';
 
@@ -35,29 +36,21 @@ export class Run {
   readonly templateScope: TemplateScope;
   llmCalls = 0;
   private readonly controller = new AbortController();
-  private pending: Required<ChangeSet> = emptyChanges();
-  private readonly pendingNodes = new Map<string, NodePatch>();
-  private backgroundFlushScheduled = false;
   readonly reflections: ReflectionLedger;
-  readonly spans: SpanRecorder;
+  readonly changes: ChangeBuffer;
   private readonly reported = new WeakSet<object>();
-  /** Every event of this execution, for the efficiency record at the end (no re-read of a fresh run). */
-  private readonly emitted: WorkflowEvent[] = [];
   private readonly startSeq: number;
 
   constructor(
     readonly workflow: WorkflowRecord,
     nodes: readonly NodeRecord[],
-    private seq: number,
+    seq: number,
     readonly services: EngineServices,
     history: readonly ReflectionEntry[] = [],
   ) {
     this.reflections = new ReflectionLedger(this, history);
     this.startSeq = seq;
-    this.spans = new SpanRecorder(
-      { traceId: workflow.traceId, workflowId: workflow.id, tenantId: workflow.tenantId },
-      () => services.clock.now(),
-    );
+    this.changes = new ChangeBuffer(workflow, seq, services);
     for (const node of nodes) {
       this.nodesByName.set(node.name, node);
       this.nodesById.set(node.id, node);
@@ -71,6 +64,10 @@ export class Run {
         return node?.status === 'completed' ? node.output : MISSING;
       },
     };
+  }
+
+  get spans(): SpanRecorder {
+    return this.changes.spans;
   }
 
   get llmCallLimit(): number {
@@ -150,10 +147,20 @@ export class Run {
     const durationMs = now - (this.workflow.startedAt ?? now);
     this.emit('workflowEnd', null, { status, durationMs, ...(error ? { error } : {}) });
 
+    try {
+      await this.recordMetrics(now);
+    } catch (err) {
+      // Observability must never keep a workflow from ending: report and finish without a record.
+      this.services.onError(err, { workflowId: this.workflow.id, during: 'efficiency record' });
+    }
+  }
+
+  /** The efficiency record and reward (DESIGN §9), computed from the whole history of the run. */
+  private async recordMetrics(endedAt: number): Promise<void> {
     // A resumed run reads what earlier executions committed; a fresh one has it all in memory.
     const earlier = this.startSeq > 0 ? await this.services.store.events(this.workflow.id, 0, this.startSeq) : [];
     const { events, reflections } = withPending(
-      { events: [...earlier, ...this.emitted], reflections: this.reflections.history },
+      { events: [...earlier, ...this.changes.emitted], reflections: this.reflections.history },
       { reflections: this.reflections.recorded, reflectionOutcomes: this.reflections.outcomes },
     );
     const metrics = metricsChanges({
@@ -161,10 +168,9 @@ export class Run {
       nodes: [...this.nodesById.values()],
       events,
       reflections,
-      endedAt: now,
+      endedAt,
     });
-    this.pending.efficiency.push(...metrics.efficiency);
-    this.pending.rewards.push(...metrics.rewards);
+    this.changes.addMetrics(metrics.efficiency, metrics.rewards);
   }
 
   /** `parentSpan`: the span this node's spans hang under (its container's, or the run's root). */
@@ -276,102 +282,29 @@ export class Run {
     );
   }
 
-  /** Reflection entries join the next commit, like every other change of the run. */
-  addReflection(entry: ReflectionEntry): void {
-    this.pending.reflections.push(entry);
-  }
-
-  addReflectionOutcome(id: string, success: boolean): void {
-    this.pending.reflectionOutcomes.push({ id, success });
-  }
-
-  // ── change tracking: every mutation goes to memory and to the next commit ──
+  // ── change tracking: every mutation goes to memory and to the next commit (ChangeBuffer) ──
 
   emit(type: EventType, nodeId: string | null, payload: Record<string, unknown>): void {
-    const event: WorkflowEvent = {
-      workflowId: this.workflow.id,
-      tenantId: this.workflow.tenantId,
-      seq: ++this.seq,
-      type,
-      nodeId,
-      at: this.services.clock.now(),
-      payload,
-    };
-    this.pending.events.push(event);
-    this.emitted.push(event);
+    this.changes.emit(type, nodeId, payload);
   }
 
   patchNode(record: NodeRecord, patch: Omit<NodePatch, 'id'>): void {
-    Object.assign(record, patch);
-    // Patches of one node within one commit merge into one UPDATE (start + end of a fast step).
-    const pending = this.pendingNodes.get(record.id);
-    if (pending) Object.assign(pending, patch);
-    else this.pendingNodes.set(record.id, { id: record.id, ...patch });
+    this.changes.patchNode(record, patch);
   }
 
   patchWorkflow(patch: Omit<WorkflowPatch, 'id'>): void {
-    Object.assign(this.workflow, patch);
-    this.pending.workflows.push({ id: this.workflow.id, ...patch });
+    this.changes.patchWorkflow(patch);
   }
 
   addWorkflow(created: NewWorkflow): void {
-    this.pending.newWorkflows.push(created);
+    this.changes.addWorkflow(created);
   }
 
-  /** Commits everything pending in one transaction (grouped with other runs'), then publishes the events. */
   flush(): Promise<void> {
-    const changes = this.pending;
-    if (!this.spans.isEmpty) changes.spans = this.spans.drain();
-    if (this.pendingNodes.size > 0) {
-      changes.nodes = [...this.pendingNodes.values()];
-      this.pendingNodes.clear();
-    }
-    if (isEmpty(changes)) return Promise.resolve();
-    this.pending = emptyChanges();
-    return this.services.store.commit(changes).then(() => {
-      if (changes.events.length > 0) this.services.bus.publish(changes.events);
-    });
+    return this.changes.flush();
   }
 
-  /**
-   * For progress that need not block the run (stepStart, agentPromptStart, retries): committed on
-   * the next turn of the event loop, unless an awaited flush in this turn takes it along first —
-   * which is what happens for a fast step, so it costs one transaction, not two.
-   */
   flushInBackground(): void {
-    if (this.backgroundFlushScheduled) return;
-    this.backgroundFlushScheduled = true;
-    setImmediate(() => {
-      this.backgroundFlushScheduled = false;
-      this.flush().catch((err) => this.services.onError(err, { workflowId: this.workflow.id }));
-    });
+    this.changes.flushInBackground();
   }
-}
-
-function isEmpty(changes: Required<ChangeSet>): boolean {
-  return (
-    changes.events.length === 0 &&
-    changes.nodes.length === 0 &&
-    changes.workflows.length === 0 &&
-    changes.newWorkflows.length === 0 &&
-    changes.reflections.length === 0 &&
-    changes.reflectionOutcomes.length === 0 &&
-    changes.spans.length === 0 &&
-    changes.efficiency.length === 0 &&
-    changes.rewards.length === 0
-  );
-}
-
-function emptyChanges(): Required<ChangeSet> {
-  return {
-    newWorkflows: [],
-    workflows: [],
-    nodes: [],
-    events: [],
-    reflections: [],
-    reflectionOutcomes: [],
-    spans: [],
-    efficiency: [],
-    rewards: [],
-  };
 }

@@ -101,7 +101,16 @@ describe('span writes (ChangeSet.spans)', () => {
     const custom = span('custom_span', { operation_name: 'review_loop', metadata: { round: 1, keep: true } });
     await fx.store.commit({ spans: [{ op: 'insert', span: custom }] });
     await fx.store.commit({
-      spans: [{ op: 'end', traceId: custom.traceId, spanId: custom.spanId, endedAt: T0 + 1, status: 'ok', fields: { metadata: { round: 2 } } }],
+      spans: [
+        {
+          op: 'end',
+          traceId: custom.traceId,
+          spanId: custom.spanId,
+          endedAt: T0 + 1,
+          status: 'ok',
+          fields: { metadata: { round: 2 } },
+        },
+      ],
     });
     expect((await spansOf())[0]?.fields).toEqual({ operation_name: 'review_loop', metadata: { round: 2 } });
   });
@@ -129,7 +138,14 @@ describe('span writes (ChangeSet.spans)', () => {
     });
     await fx.store.commit({
       spans: [
-        { op: 'end', traceId: fn.traceId, spanId: fn.spanId, endedAt: T0 + 99, status: 'ok', fields: { success: true, result: 'late' } },
+        {
+          op: 'end',
+          traceId: fn.traceId,
+          spanId: fn.spanId,
+          endedAt: T0 + 99,
+          status: 'ok',
+          fields: { success: true, result: 'late' },
+        },
         { op: 'end', traceId: fn.traceId, spanId: 'span_unknown', endedAt: T0, status: 'ok' },
       ],
     });
@@ -185,7 +201,16 @@ describe('span writes (ChangeSet.spans)', () => {
     await expect(
       fx.store.commit({
         workflows: [{ id: root.workflow.id, status: 'running' }],
-        spans: [{ op: 'end', traceId: open.traceId, spanId: open.spanId, endedAt: T0, status: 'ok', fields: { 'a.b': 1 } as never }],
+        spans: [
+          {
+            op: 'end',
+            traceId: open.traceId,
+            spanId: open.spanId,
+            endedAt: T0,
+            status: 'ok',
+            fields: { 'a.b': 1 } as never,
+          },
+        ],
       }),
     ).rejects.toThrow(/invalid field name/);
     await expect(fx.store.commit({ spans: [{ op: 'insert', span: generation({ endedAt: T0 + 1 }) }] })).rejects.toThrow(
