@@ -191,5 +191,12 @@ describe('agent-level reflection and transport retries', () => {
     expect(retries).toHaveLength(3);
     expect(retries.every((e) => e.payload.reason === 'rate_limit')).toBe(true);
     expect(await reflections(id)).toEqual([]);
+    const metrics = (await app.t.app.inject({ method: 'GET', url: `/v1/workflows/${id}/metrics` })).json();
+    expect(metrics.efficiency.metrics).toMatchObject({
+      retry_count: 3,
+      retry_reasons: ['rate_limit'],
+      // Each retry is an attempt: the first two met another 429, the third succeeded.
+      recovery_rate: 0.3333,
+    });
   });
 });
