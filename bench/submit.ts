@@ -87,7 +87,9 @@ async function measure(app: FastifyInstance, expectedStatus: number): Promise<Me
 
 async function baton(startExecutor: boolean): Promise<Measured> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-bench-submit-'));
-  const deps = await createDeps(loadConfig({ DATABASE_PATH: join(dir, 'bench.db'), LOG_LEVEL: 'silent' }));
+  const deps = await createDeps(
+    loadConfig({ DATABASE_PATH: join(dir, 'bench.db'), LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '0' }),
+  );
   const app = await buildApp(deps);
   try {
     await app.ready();

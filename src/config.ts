@@ -57,6 +57,7 @@ export const ConfigSchema = z.object({
   DB_SYNCHRONOUS: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
   SHUTDOWN_GRACE_MS: int(0, 600_000).default(10_000),
   SSE_KEEPALIVE_MS: int(100, 600_000).default(15_000),
+  RATE_LIMIT_PER_MINUTE: int(0, 10_000_000).default(6000),
   BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
   REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(30_000),
 });

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Config, DEV_TENANT, isDevMode } from '../config.js';
 import { hashApiKey } from '../domain/api-key.js';
 import { errorBody } from './error-handler.js';
+import { createRateLimiter } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -71,5 +72,23 @@ export function registerAuth(app: FastifyInstance, config: Config): void {
     const tenant = findTenant(keys, token);
     if (tenant === undefined) return unauthorized(reply, 'invalid API key');
     request.tenantId = tenant;
+  });
+
+  if (config.RATE_LIMIT_PER_MINUTE === 0) return;
+  const limiter = createRateLimiter(config.RATE_LIMIT_PER_MINUTE);
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!request.tenantId) return;
+    const verdict = limiter.take(request.tenantId);
+    if (verdict.allowed) return;
+    return reply
+      .code(429)
+      .header('retry-after', String(Math.ceil(verdict.retryAfterMs / 1000)))
+      .send(
+        errorBody(
+          429,
+          'RATE_LIMITED',
+          `more than ${config.RATE_LIMIT_PER_MINUTE} requests per minute for this API key`,
+        ),
+      );
   });
 }
