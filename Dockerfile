@@ -29,4 +29,5 @@ VOLUME /data
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=15s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node_modules/.bin/tsx", "src/main.ts"]
+# One process: node itself receives SIGTERM (the tsx CLI would sit in between as a parent).
+CMD ["node", "--import", "tsx", "src/main.ts"]
