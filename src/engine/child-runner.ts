@@ -3,7 +3,6 @@ import { AppError } from '../domain/errors.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import { planWorkflow } from './plan.js';
 import type { Run } from './run.js';
-import { cancelledError } from './services.js';
 import { renderValue } from './templates.js';
 
 /**
@@ -60,7 +59,12 @@ export async function runChildWorkflowNode(
   });
   const finished = await services.runChild(child, signal, handoff);
   if (finished.status === 'completed') return finished.output;
-  if (finished.status === 'cancelled') throw signal.aborted ? signal.reason : cancelledError();
+  // The parent's own cancellation reached the child: propagate it. A child cancelled on its own
+  // (POST /v1/workflows/{childId}/cancel) is a failure of this node, not a cancel of the parent.
+  if (finished.status === 'cancelled' && signal.aborted) throw signal.reason;
+  if (finished.status === 'cancelled') {
+    throw new AppError('CHILD_WORKFLOW_FAILED', `child workflow ${finished.id} was cancelled`);
+  }
   const cause = finished.error ? `${finished.error.code}: ${finished.error.message}` : 'unknown error';
   throw new AppError('CHILD_WORKFLOW_FAILED', `child workflow ${finished.id} failed (${cause})`);
 }

@@ -95,3 +95,40 @@ describe('cancellation', () => {
     expect(res.json()).toMatchObject({ statusCode: 404, code: 'NOT_FOUND' });
   });
 });
+
+describe('cancellation and child workflows', () => {
+  const parent = () =>
+    definition(
+      {
+        type: 'workflow',
+        name: 'sub',
+        definition: { name: 'child', root: prompt('slow-child', { agent: 'slow' }) },
+      },
+      { agents: { slow: { model: 'sim/sonnet', simulate: { latencyMs: 10_000 } } } },
+    );
+
+  async function childOf(id: string): Promise<string> {
+    const attached = await waitForEvent(t.app, id, (e) => e.type === 'childAttached');
+    const childId = attached.payload.childWorkflowId as string;
+    await waitForEvent(t.app, childId, (e) => e.type === 'agentPromptStart');
+    return childId;
+  }
+
+  it('cascades a parent cancel to its running child', async () => {
+    const { id } = (await submit(t.app, parent())).json();
+    const childId = await childOf(id);
+    await t.app.inject({ method: 'POST', url: `/v1/workflows/${id}/cancel` });
+    expect((await waitForStatus(t.app, id, undefined, 3_000)).status).toBe('cancelled');
+    expect((await waitForStatus(t.app, childId, undefined, 3_000)).status).toBe('cancelled');
+  });
+
+  it('fails (not cancels) the parent node when only the child is cancelled', async () => {
+    const { id } = (await submit(t.app, parent())).json();
+    const childId = await childOf(id);
+    await t.app.inject({ method: 'POST', url: `/v1/workflows/${childId}/cancel` });
+    expect((await waitForStatus(t.app, childId, undefined, 3_000)).status).toBe('cancelled');
+    const done = await waitForStatus(t.app, id, undefined, 3_000);
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatchObject({ code: 'CHILD_WORKFLOW_FAILED' });
+  });
+});
