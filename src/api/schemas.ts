@@ -55,6 +55,9 @@ export const LinksSchema = z.object({
   tree: z.string(),
   events: z.string(),
   cancel: z.string(),
+  reflections: z.string(),
+  metrics: z.string().describe('Efficiency record and reward, once the workflow is terminal.'),
+  trace: z.string(),
 });
 
 export interface NodeView {

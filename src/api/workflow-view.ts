@@ -13,9 +13,17 @@ function duration(startedAt: number | null, endedAt: number | null): number | nu
   return startedAt === null || endedAt === null ? null : Math.max(0, endedAt - startedAt);
 }
 
-export function workflowLinks(id: string): WorkflowSummary['links'] {
+export function workflowLinks(id: string, traceId: string): WorkflowSummary['links'] {
   const self = `/v1/workflows/${id}`;
-  return { self, tree: `${self}/tree`, events: `${self}/events`, cancel: `${self}/cancel` };
+  return {
+    self,
+    tree: `${self}/tree`,
+    events: `${self}/events`,
+    cancel: `${self}/cancel`,
+    reflections: `${self}/reflections`,
+    metrics: `${self}/metrics`,
+    trace: `/v1/traces/${traceId}`,
+  };
 }
 
 export function toWorkflowSummary(w: WorkflowRecord): WorkflowSummary {
@@ -32,7 +40,7 @@ export function toWorkflowSummary(w: WorkflowRecord): WorkflowSummary {
     startedAt: iso(w.startedAt),
     endedAt: iso(w.endedAt),
     durationMs: duration(w.startedAt, w.endedAt),
-    links: workflowLinks(w.id),
+    links: workflowLinks(w.id, w.traceId),
   };
 }
 

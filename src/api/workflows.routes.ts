@@ -68,7 +68,7 @@ async function fullView(store: WorkflowStore, workflow: WorkflowRecord) {
 }
 
 function submitBody(w: WorkflowRecord) {
-  return { id: w.id, status: w.status, traceId: w.traceId, links: workflowLinks(w.id) };
+  return { id: w.id, status: w.status, traceId: w.traceId, links: workflowLinks(w.id, w.traceId) };
 }
 
 export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {

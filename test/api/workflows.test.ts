@@ -22,6 +22,9 @@ describe('POST /v1/workflows: the quick-start example', () => {
       tree: `/v1/workflows/${body.id}/tree`,
       events: `/v1/workflows/${body.id}/events`,
       cancel: `/v1/workflows/${body.id}/cancel`,
+      reflections: `/v1/workflows/${body.id}/reflections`,
+      metrics: `/v1/workflows/${body.id}/metrics`,
+      trace: `/v1/traces/${body.traceId}`,
     });
 
     const done = await waitForStatus(t.app, body.id);
