@@ -113,6 +113,8 @@ export interface WorkflowStore {
   resumable(): Promise<string[]>;
   /** Every child workflow of a parent, oldest first. */
   children(parentWorkflowId: string): Promise<WorkflowRecord[]>;
+  /** Deletes idempotency keys created before `before` (epoch ms); returns how many. */
+  pruneIdempotencyKeys(before: number): Promise<number>;
   /** Unscoped (callers check the tenant through `get`): a workflow's reflection history, oldest first. */
   reflections(workflowId: string): Promise<ReflectionEntry[]>;
 }

@@ -70,6 +70,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
   /** Created here and waiting in the queue; bounded by the queue's length. */
   const justSubmitted = new Map<string, NewWorkflow>();
   let stopping = false;
+  let pruneTimer: NodeJS.Timeout | undefined;
 
   const services: EngineServices = {
     store,
@@ -175,12 +176,20 @@ export function createExecutor(options: ExecutorOptions): Executor {
 
     async start() {
       stopping = false;
+      // Idempotency keys are kept 24 h (DESIGN §4); older ones are dropped hourly so the table stays bounded.
+      const prune = () =>
+        store.pruneIdempotencyKeys(clock.now() - IDEMPOTENCY_TTL_MS).catch((err) => options.onError(err, {}));
+      void prune();
+      clearInterval(pruneTimer);
+      pruneTimer = setInterval(prune, 60 * 60 * 1000);
+      pruneTimer.unref();
       queue.start(runQueued);
       for (const id of await store.resumable()) queue.enqueue(id);
     },
 
     async shutdown(graceMs) {
       stopping = true;
+      clearInterval(pruneTimer);
       const drained = queue.stop();
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => {

@@ -153,6 +153,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
       `SELECT id FROM workflows WHERE status IN ('idle', 'running') AND parent_workflow_id IS NULL ORDER BY id`,
     )
     .pluck();
+  const deleteIdempotencyKeys = db.prepare<[number]>('DELETE FROM idempotency_keys WHERE created_at < ?');
   const selectChildren = db.prepare<[string], WorkflowRow>(
     `SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE parent_workflow_id = ? ORDER BY id`,
   );
@@ -294,6 +295,10 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
 
     async reflections(workflowId) {
       return reflectionRows.list(workflowId);
+    },
+
+    pruneIdempotencyKeys(before) {
+      return committer.run(() => deleteIdempotencyKeys.run(before).changes);
     },
   };
 }

@@ -210,6 +210,16 @@ describe('idempotency keys', () => {
     });
   });
 
+  it('prunes keys created before a time, and only those', async () => {
+    const old = newWorkflow();
+    await fx.store.create(old, claim('h1'));
+    const cutoff = old.workflow.createdAt + 1;
+    expect(await fx.store.pruneIdempotencyKeys(cutoff - 1)).toBe(0);
+    expect(await fx.store.pruneIdempotencyKeys(cutoff)).toBe(1);
+    // The key is gone: the same key with another body creates a new workflow instead of a conflict.
+    expect(await fx.store.create(newWorkflow(), claim('h2'))).toMatchObject({ kind: 'created' });
+  });
+
   it('scopes keys per tenant', async () => {
     await fx.store.create(newWorkflow({ tenantId: 'acme' }), claim('h1'));
     expect(await fx.store.create(newWorkflow({ tenantId: 'globex' }), claim('h2'))).toMatchObject({ kind: 'created' });
