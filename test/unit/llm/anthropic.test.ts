@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ProviderError } from '../../../src/domain/errors.js';
 import { type LlmRequest, responseText } from '../../../src/domain/llm.js';
 import type { LlmProvider } from '../../../src/domain/ports.js';
 import { createAnthropicProvider } from '../../../src/llm/anthropic.js';
@@ -10,6 +9,7 @@ import {
   textMessage,
   toolUseMessage,
 } from '../../helpers/fake-anthropic.js';
+import { providerFailure } from '../../helpers/provider-failure.js';
 
 const API_KEY = 'sk-ant-test-0123456789abcdef';
 const signal = new AbortController().signal;
@@ -36,15 +36,6 @@ function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
     maxTokens: 512,
     ...overrides,
   };
-}
-
-async function failure(call: Promise<unknown>): Promise<ProviderError> {
-  const err = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError;
 }
 
 describe('anthropic provider against the fake API', () => {
@@ -116,7 +107,7 @@ describe('anthropic provider against the fake API', () => {
       headers: { 'retry-after-ms': '250', 'retry-after': '1' },
       body: errorBody('rate_limit_error', 'Number of requests has exceeded your rate limit'),
     });
-    const err = await failure(provider.complete(request(), { signal }));
+    const err = await providerFailure(provider.complete(request(), { signal }));
     expect(err.kind).toBe('rate_limit');
     expect(err.code).toBe('LLM_RATE_LIMIT');
     expect(err.retryable).toBe(true);
@@ -127,7 +118,7 @@ describe('anthropic provider against the fake API', () => {
 
   it('falls back to retry-after seconds', async () => {
     fake.enqueue({ status: 529, headers: { 'retry-after': '2' }, body: errorBody('overloaded_error', 'Overloaded') });
-    const err = await failure(provider.complete(request(), { signal }));
+    const err = await providerFailure(provider.complete(request(), { signal }));
     expect(err.kind).toBe('overloaded');
     expect(err.retryAfterMs).toBe(2000);
     expect(fake.requests).toHaveLength(1);
@@ -135,7 +126,7 @@ describe('anthropic provider against the fake API', () => {
 
   it('treats an overloaded_error body as overloaded whatever the status', async () => {
     fake.enqueue({ status: 500, body: errorBody('overloaded_error', 'Overloaded') });
-    expect((await failure(provider.complete(request(), { signal }))).kind).toBe('overloaded');
+    expect((await providerFailure(provider.complete(request(), { signal }))).kind).toBe('overloaded');
   });
 
   it.each([
@@ -146,7 +137,7 @@ describe('anthropic provider against the fake API', () => {
     [500, 'api_error', 'Internal server error', 'server', true],
   ] as const)('%i %s → %s', async (status, type, message, kind, retryable) => {
     fake.enqueue({ status, body: errorBody(type, message) });
-    const err = await failure(provider.complete(request(), { signal }));
+    const err = await providerFailure(provider.complete(request(), { signal }));
     expect(err.kind).toBe(kind);
     expect(err.retryable).toBe(retryable);
     expect(err.message).toContain(message);
@@ -155,7 +146,7 @@ describe('anthropic provider against the fake API', () => {
 
   it('never puts the API key in an error message, even when the server echoes it', async () => {
     fake.enqueue({ status: 401, body: errorBody('authentication_error', `invalid key ${API_KEY}`) });
-    const err = await failure(provider.complete(request(), { signal }));
+    const err = await providerFailure(provider.complete(request(), { signal }));
     expect(err.message).not.toContain(API_KEY);
     expect(err.message).toContain('[redacted]');
   });
@@ -177,7 +168,7 @@ describe('anthropic provider against the fake API', () => {
   });
 
   it('rejects temperature, which the SDK API version no longer accepts, before sending', async () => {
-    const err = await failure(provider.complete(request({ temperature: 0 }), { signal }));
+    const err = await providerFailure(provider.complete(request({ temperature: 0 }), { signal }));
     expect(err.kind).toBe('invalid_request');
     expect(err.message).toContain('temperature');
     expect(fake.requests).toHaveLength(0);
@@ -200,7 +191,7 @@ describe('anthropic provider: transport failures', () => {
     const url = closed.url;
     await closed.close();
     const unreachable = createAnthropicProvider({ apiKey: API_KEY, baseURL: url });
-    const err = await failure(unreachable.complete(request(), { signal }));
+    const err = await providerFailure(unreachable.complete(request(), { signal }));
     expect(err.kind).toBe('connection');
     expect(err.message).not.toContain(API_KEY);
   });
@@ -209,7 +200,7 @@ describe('anthropic provider: transport failures', () => {
     const server = await startFakeAnthropic();
     server.enqueue({ hang: true });
     const client = createAnthropicProvider({ apiKey: API_KEY, baseURL: server.url });
-    const pending = failure(client.complete(request(), { signal }));
+    const pending = providerFailure(client.complete(request(), { signal }));
     while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     await server.close();
     expect((await pending).kind).toBe('connection');

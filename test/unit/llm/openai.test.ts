@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ProviderError } from '../../../src/domain/errors.js';
 import { type LlmRequest, responseText } from '../../../src/domain/llm.js';
 import type { LlmProvider } from '../../../src/domain/ports.js';
 import { createOpenAiProvider } from '../../../src/llm/openai.js';
 import { chatError, chatText, chatToolCall, type FakeServer, startFakeOpenAi } from '../../helpers/fake-openai.js';
+import { providerFailure } from '../../helpers/provider-failure.js';
 
 const API_KEY = 'sk-openai-test-0123456789';
 const signal = new AbortController().signal;
@@ -30,15 +30,6 @@ function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
     maxTokens: 256,
     ...overrides,
   };
-}
-
-async function failure(call: Promise<unknown>): Promise<ProviderError> {
-  const err = await call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ProviderError);
-  return err as ProviderError;
 }
 
 const retrieveTool = {
@@ -148,7 +139,7 @@ describe('openai-compatible provider against the fake server', () => {
       headers: { 'retry-after': '3' },
       body: chatError('rate_limit_exceeded', 'Rate limit reached'),
     });
-    const err = await failure(provider.complete(request(), { signal }));
+    const err = await providerFailure(provider.complete(request(), { signal }));
     expect(err.kind).toBe('rate_limit');
     expect(err.retryAfterMs).toBe(3000);
     expect(err.httpStatus).toBe(429);
@@ -157,28 +148,28 @@ describe('openai-compatible provider against the fake server', () => {
 
   it('429 about quota → quota (fail fast)', async () => {
     fake.enqueue({ status: 429, body: chatError('insufficient_quota', 'You exceeded your current quota') });
-    const err = await failure(provider.complete(request(), { signal }));
+    const err = await providerFailure(provider.complete(request(), { signal }));
     expect(err.kind).toBe('quota');
     expect(err.retryable).toBe(false);
   });
 
   it('401 → authentication, without leaking the key', async () => {
     fake.enqueue({ status: 401, body: chatError('invalid_api_key', `Incorrect API key provided: ${API_KEY}`) });
-    const err = await failure(provider.complete(request(), { signal }));
+    const err = await providerFailure(provider.complete(request(), { signal }));
     expect(err.kind).toBe('authentication');
     expect(err.message).not.toContain(API_KEY);
   });
 
   it("reads Ollama's string error bodies", async () => {
     fake.enqueue({ status: 404, body: { error: 'model "qwen9" not found, try pulling it first' } });
-    const err = await failure(provider.complete(request(), { signal }));
+    const err = await providerFailure(provider.complete(request(), { signal }));
     expect(err.kind).toBe('invalid_request');
     expect(err.message).toContain('not found, try pulling it first');
   });
 
   it('an unexpected body shape → server error (retryable)', async () => {
     fake.enqueue({ body: { choices: [] } });
-    expect((await failure(provider.complete(request(), { signal }))).kind).toBe('server');
+    expect((await providerFailure(provider.complete(request(), { signal }))).kind).toBe('server');
   });
 
   it('an abort during a hanging call rethrows the signal reason unchanged', async () => {
@@ -206,7 +197,7 @@ describe('openai-compatible provider: transport failures', () => {
     const closed = await startFakeOpenAi();
     await closed.close();
     const unreachable = createOpenAiProvider({ baseURL: closed.url, apiKey: API_KEY });
-    const err = await failure(unreachable.complete(request(), { signal }));
+    const err = await providerFailure(unreachable.complete(request(), { signal }));
     expect(err.kind).toBe('connection');
     expect(err.retryable).toBe(true);
   });
