@@ -63,7 +63,11 @@ export const PromptNodeSchema = z.strictObject({
   agent: NameSchema,
   user: z.string().min(1).max(MAX_STRING),
   data: z.record(z.string().min(1).max(100), z.unknown()).optional(),
-  responseFormat: JsonSchemaObject.optional().describe('JSON Schema the answer must satisfy (validated with ajv).'),
+  responseFormat: JsonSchemaObject.optional().describe(
+    'JSON Schema the answer must satisfy (validated with ajv). At most 32 KiB, 128 subschemas nested 16 deep and 32 ' +
+      'patterns; patterns use RE2 syntax (no lookaround or backreferences, repetition counts ≤ 1000); the smallest ' +
+      'instance it admits may not exceed 100 000 characters.',
+  ),
   overrides: PromptOverridesSchema.optional(),
   maxTurns: z.int().min(1).max(50).optional().describe('Tool-loop turns; default 10.'),
   timeoutMs: z.int().min(1).max(3_600_000).optional().describe('Per-attempt deadline; default 120000.'),
@@ -118,6 +122,17 @@ export const OptionsSchema = z.strictObject({
 });
 
 export const AgentsSchema = z.record(NameSchema, AgentConfigSchema);
+
+/**
+ * The agent of that name, own properties only: `constructor` or `toString` must not resolve to
+ * Object.prototype's members and pass as an agent.
+ */
+export function agentNamed(
+  agents: Readonly<Record<string, AgentConfig>> | undefined,
+  name: string,
+): AgentConfig | undefined {
+  return agents !== undefined && Object.hasOwn(agents, name) ? agents[name] : undefined;
+}
 
 export interface ChildDefinition {
   name: string;
@@ -224,5 +239,7 @@ export const DEFAULTS = {
   maxNodes: 200,
   maxNesting: 8,
   maxInputBytes: 512 * 1024,
+  /** Containers nested in any JSON a client or a model sends (a request body, an answer). */
+  maxJsonDepth: 64,
   reflection: { maxAttempts: 3, retryDelayMs: 0 },
 } as const;

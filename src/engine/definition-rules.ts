@@ -1,7 +1,8 @@
-import { type AgentConfig, DEFAULTS, type WorkflowNode } from '../domain/definition.js';
+import { type AgentConfig, agentNamed, DEFAULTS, type WorkflowNode } from '../domain/definition.js';
 import { AppError, ValidationError } from '../domain/errors.js';
 import type { ModelCatalog } from '../domain/ports.js';
-import { compileSchema } from './response-format.js';
+import { compileSchema, InvalidSchemaError } from './response-format.js';
+import { checkSchemaBudget } from './schema-budget.js';
 import { forEachString, lookup, MISSING, refsIn } from './templates.js';
 
 /**
@@ -139,7 +140,7 @@ function checkScope(
   }
 
   function checkPrompt(node: Extract<WorkflowNode, { type: 'prompt' }>, nodePath: string, before: Set<string>) {
-    const agent = scope.agents[node.agent];
+    const agent = agentNamed(scope.agents, node.agent);
     if (!agent) issues.push({ path: `${nodePath}.agent`, message: `unknown agent "${node.agent}"` });
     else checkTemplates(agent.system, `agents.${node.agent}.system`, before, scope);
     if (node.overrides?.model) checkModel(node.overrides.model, `${nodePath}.overrides.model`, context, issues);
@@ -153,18 +154,24 @@ function checkScope(
           : `${nodePath}.overrides.temperature`;
       issues.push({ path: where, message: 'is not supported by anthropic/* models; remove it' });
     }
-    if (node.responseFormat) {
-      try {
-        compileSchema(node.responseFormat);
-      } catch (err) {
-        issues.push({
-          path: `${nodePath}.responseFormat`,
-          message: `is not a valid JSON Schema: ${(err as Error).message}`,
-        });
-      }
-    }
+    if (node.responseFormat) checkResponseFormat(node.responseFormat, `${nodePath}.responseFormat`);
     checkTemplates(node.user, `${nodePath}.user`, before, scope);
     checkTemplates(node.data, `${nodePath}.data`, before, scope);
+  }
+
+  /** The budget first: only a schema within it is compiled (DESIGN §13). */
+  function checkResponseFormat(schema: Record<string, unknown>, path: string): void {
+    const overBudget = checkSchemaBudget(schema, path);
+    if (overBudget.length > 0) {
+      issues.push(...overBudget);
+      return;
+    }
+    try {
+      compileSchema(schema);
+    } catch (err) {
+      const why = err instanceof InvalidSchemaError ? err.message : 'cannot be compiled';
+      issues.push({ path, message: `is not a valid JSON Schema: ${why}` });
+    }
   }
 
   function checkTemplates(value: unknown, valuePath: string, before: Set<string>, refScope: Scope): void {

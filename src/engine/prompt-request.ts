@@ -1,4 +1,4 @@
-import { type AgentConfig, DEFAULTS, type PromptNode } from '../domain/definition.js';
+import { type AgentConfig, agentNamed, DEFAULTS, type PromptNode } from '../domain/definition.js';
 import { AppError } from '../domain/errors.js';
 import type { LlmRequest } from '../domain/llm.js';
 import type { ResolvedModel } from '../domain/ports.js';
@@ -33,7 +33,7 @@ export function renderPromptInputs(run: Run, node: PromptNode, agent: AgentConfi
 }
 
 export function agentOf(run: Run, node: PromptNode): AgentConfig {
-  const agent = run.agents[node.agent];
+  const agent = agentNamed(run.agents, node.agent);
   if (!agent) throw new AppError('MISSING_CONTEXT', `agent "${node.agent}" is not defined`);
   return agent;
 }

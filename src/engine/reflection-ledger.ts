@@ -1,4 +1,4 @@
-import { DEFAULTS, type PromptNode } from '../domain/definition.js';
+import { agentNamed, DEFAULTS, type PromptNode } from '../domain/definition.js';
 import type { ErrorInfo } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { NodeRecord } from '../domain/records.js';
@@ -39,7 +39,7 @@ export class ReflectionLedger {
 
   /** Prompt level: on the prompt, else its agent, else the workflow options. */
   promptLevel(node: PromptNode): boolean {
-    return node.enableReflection ?? this.run.agents[node.agent]?.enableReflection ?? this.workflowLevel;
+    return node.enableReflection ?? agentNamed(this.run.agents, node.agent)?.enableReflection ?? this.workflowLevel;
   }
 
   /** Revised inputs for the node's next attempt, re-applied from the history after a restart. */

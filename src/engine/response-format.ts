@@ -1,46 +1,88 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { createHash } from 'node:crypto';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { LRUCache } from 'lru-cache';
+import { DEFAULTS } from '../domain/definition.js';
 import { AppError } from '../domain/errors.js';
+import { formatPath, tooDeepPath } from '../domain/json-depth.js';
 import type { JsonSchema } from '../domain/llm.js';
+import { linearRegExp } from './user-pattern.js';
 
 /**
- * responseFormat handling (DESIGN §3): compile once per schema object, parse the model's answer as
- * JSON (tolerating a fenced block), validate. Failures carry the codes reflection keys on (§5).
+ * responseFormat handling (DESIGN §3): compile once per schema, parse the model's answer as JSON
+ * (tolerating a fenced block), validate. Failures carry the codes reflection keys on (§5). Every
+ * `pattern` runs on the linear-time engine (user-pattern.ts); schemas reach this file only after
+ * their budget was checked (schema-budget.ts), so compiling one costs milliseconds.
  */
-const ajv = new Ajv({ allErrors: true, strict: false });
-// Compiling is ~1 ms; every submission and every run brings its own schema object, so validators are
-// shared by schema text (bounded), with a per-object shortcut for the hot path.
-const byText = new LRUCache<string, ValidateFunction>({ max: 1000 });
+const ajv = new Ajv({ allErrors: true, strict: false, code: { regExp: linearRegExp } });
+// Every submission and every run brings its own schema object, so validators are shared by the
+// SHA-256 of the schema's JSON (bounded), with a per-object shortcut for the hot path.
+const byHash = new LRUCache<string, ValidateFunction>({ max: 1000 });
 const byObject = new WeakMap<JsonSchema, ValidateFunction>();
 
-/** Throws a plain Error with ajv's reason when the schema itself is invalid. */
+/** A schema ajv refuses; the message is written for the person who submitted it. */
+export class InvalidSchemaError extends Error {}
+
 export function compileSchema(schema: JsonSchema): ValidateFunction {
   let validate = byObject.get(schema);
   if (validate) return validate;
-  const text = JSON.stringify(schema);
-  validate = byText.get(text);
+  const hash = createHash('sha256').update(JSON.stringify(schema)).digest('hex');
+  validate = byHash.get(hash);
   if (!validate) {
-    validate = ajv.compile(schema);
+    if (!ajv.validateSchema(schema)) throw new InvalidSchemaError(describeSchemaErrors(ajv.errors ?? []));
+    try {
+      validate = ajv.compile(schema);
+    } catch (err) {
+      // ajv's own messages (an unresolvable $ref…) are about the schema; nothing else is shown.
+      const message = err instanceof Error && /^(schema|can't resolve|reference)/.test(err.message) ? err.message : '';
+      throw new InvalidSchemaError(message || 'cannot be compiled');
+    }
     // ajv keeps its own reference to every compiled schema object; drop it so memory stays bounded.
     ajv.removeSchema(schema);
-    byText.set(text, validate);
+    byHash.set(hash, validate);
   }
   byObject.set(schema, validate);
   return validate;
 }
+
+const JSON_SCHEMA_TYPES = 'array, boolean, integer, null, number, object, string';
+
+/**
+ * The first meta-schema violation in plain words. ajv reports a bad `type` three times (not in the
+ * enum, not an array, anyOf failed); the enum one, with the allowed types named, is the useful one.
+ */
+function describeSchemaErrors(errors: readonly ErrorObject[]): string {
+  const typeError = errors.find((e) => e.instancePath.endsWith('/type'));
+  if (typeError) return `${pointer(typeError.instancePath)} must be one of: ${JSON_SCHEMA_TYPES} (or an array of them)`;
+  const first = errors.find((e) => e.keyword !== 'anyOf') ?? errors[0];
+  if (!first) return 'is not a valid JSON Schema';
+  return `${pointer(first.instancePath) || 'the schema'} ${first.message ?? 'is invalid'}`;
+}
+
+/** `/properties/x/type` → `properties.x.type`. */
+const pointer = (instancePath: string): string => instancePath.split('/').filter(Boolean).join('.');
 
 const FENCED = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/;
 
 export function parseJsonAnswer(text: string): unknown {
   const fenced = FENCED.exec(text);
   const body = fenced ? (fenced[1] as string) : text;
+  let value: unknown;
   try {
-    return JSON.parse(body);
+    value = JSON.parse(body);
   } catch (err) {
     throw new AppError('INVALID_RESPONSE_FORMAT', `the answer is not valid JSON: ${(err as Error).message}`, {
       cause: err,
     });
   }
+  // A deep answer would overflow the stack of whatever walks it next (templates, storage).
+  const deep = tooDeepPath(value, DEFAULTS.maxJsonDepth);
+  if (deep) {
+    throw new AppError(
+      'INVALID_RESPONSE_FORMAT',
+      `the answer is nested deeper than ${DEFAULTS.maxJsonDepth} levels (at ${formatPath(['answer', ...deep])})`,
+    );
+  }
+  return value;
 }
 
 export function validateAnswer(text: string, schema: JsonSchema): unknown {

@@ -5,9 +5,11 @@ const CLASS_SAMPLES: Record<string, string> = { d: '0', w: 'a', s: ' ', D: 'a', 
 /**
  * Walks the common regex syntax (literals, classes, escapes, groups with `|`, quantifiers) and
  * emits the shortest string each piece accepts (one repetition for `+`, the minimum of `{n,m}`).
+ * Gives up (undefined) rather than build more than `maxChars` characters.
  */
-export function sampleRegex(pattern: string): string | undefined {
+export function sampleRegex(pattern: string, maxChars = Number.POSITIVE_INFINITY): string | undefined {
   let position = 0;
+  const tooLong = new Error('sample too long');
   const parseSequence = (): string => {
     let out = '';
     while (position < pattern.length) {
@@ -48,7 +50,9 @@ export function sampleRegex(pattern: string): string | undefined {
         position++;
         atom = char;
       }
-      out += atom.repeat(readRepetitions());
+      const repetitions = readRepetitions();
+      if (out.length + atom.length * repetitions > maxChars) throw tooLong;
+      out += atom.repeat(repetitions);
     }
     return out;
   };

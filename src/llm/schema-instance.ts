@@ -1,17 +1,39 @@
+import { RE2JS } from 're2js';
+import { AppError } from '../domain/errors.js';
 import type { JsonSchema } from '../domain/llm.js';
+import { toRe2Syntax } from '../domain/regex-syntax.js';
 import { sampleRegex } from './regex-sample.js';
 
 /**
  * A deterministic valid instance of a JSON Schema, for the `sim` provider's answers (DESIGN §7).
  * Covers the subset clients write for `responseFormat`; anything it cannot satisfy is best effort.
+ *
+ * Bounded twice (DESIGN §7): submission refuses schemas whose instance would be too big
+ * (engine/schema-budget.ts), and this generator charges every character it emits against a hard
+ * budget, ending with a clear OUTPUT_TOO_LARGE error instead of exhausting the heap.
  */
-export function instanceOf(schema: JsonSchema): unknown {
-  return generate(schema, { root: schema, depth: 0 });
+export const INSTANCE_BUDGET_CHARS = 1_000_000;
+
+export function instanceOf(schema: JsonSchema, budgetChars = INSTANCE_BUDGET_CHARS): unknown {
+  return generate(schema, { root: schema, depth: 0, budget: { left: budgetChars, total: budgetChars } });
 }
 
 interface Context {
   root: JsonSchema;
   depth: number;
+  /** Characters of JSON still allowed; shared by the whole generation. */
+  budget: { left: number; total: number };
+}
+
+/** Takes `chars` from the budget before they are built. */
+function charge(ctx: Context, chars: number): void {
+  ctx.budget.left -= chars;
+  if (ctx.budget.left < 0) {
+    throw new AppError(
+      'OUTPUT_TOO_LARGE',
+      `the simulated answer for this responseFormat would exceed ${ctx.budget.total} characters`,
+    );
+  }
 }
 
 const PLAIN_STRING = 'simulated';
@@ -45,10 +67,10 @@ function generate(input: unknown, ctx: Context): unknown {
   if (input === false || ctx.depth > MAX_DEPTH) return null;
   if (!isSchema(input)) return PLAIN_STRING; // `true` or garbage: anything is valid
   const schema = resolveRef(input, ctx);
-  if ('default' in schema) return schema.default;
-  if ('const' in schema) return schema.const;
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
-  const next = { root: ctx.root, depth: ctx.depth + 1 };
+  if ('default' in schema) return charged(ctx, schema.default);
+  if ('const' in schema) return charged(ctx, schema.const);
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return charged(ctx, schema.enum[0]);
+  const next = { root: ctx.root, depth: ctx.depth + 1, budget: ctx.budget };
   if (Array.isArray(schema.allOf) && schema.allOf.length > 0) return generate(mergeAllOf(schema, next), next);
   const alternatives = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : null;
   if (alternatives && alternatives.length > 0) {
@@ -61,18 +83,32 @@ function generate(input: unknown, ctx: Context): unknown {
     case 'array':
       return arrayOf(schema, next);
     case 'string':
-      return stringOf(schema);
+      return stringOf(schema, ctx);
     case 'integer':
+      charge(ctx, SCALAR_CHARS);
       return numberOf(schema, true);
     case 'number':
+      charge(ctx, SCALAR_CHARS);
       return numberOf(schema, false);
     case 'boolean':
+      charge(ctx, SCALAR_CHARS);
       return true;
     case 'null':
+      charge(ctx, SCALAR_CHARS);
       return null;
     default:
+      charge(ctx, PLAIN_STRING.length + 2);
       return PLAIN_STRING;
   }
+}
+
+/** Characters charged for a number, boolean or null (their JSON is short). */
+const SCALAR_CHARS = 8;
+
+/** A value copied from the schema (`default`, `const`, `enum`): bounded by the schema's own size. */
+function charged(ctx: Context, value: unknown): unknown {
+  charge(ctx, JSON.stringify(value)?.length ?? 4);
+  return value;
 }
 
 /** Local references only (`#/$defs/x`, `#/definitions/x`): that is all a responseFormat can carry. */
@@ -132,7 +168,10 @@ function mergeSchemas(base: JsonSchema, extra: unknown): JsonSchema {
 function objectOf(schema: JsonSchema, ctx: Context): Record<string, unknown> {
   const result: Record<string, unknown> = {};
   const properties = isSchema(schema.properties) ? schema.properties : {};
-  for (const [key, propertySchema] of Object.entries(properties)) result[key] = generate(propertySchema, ctx);
+  for (const [key, propertySchema] of Object.entries(properties)) {
+    charge(ctx, key.length + 4);
+    result[key] = generate(propertySchema, ctx);
+  }
   const additional = schema.additionalProperties;
   const extraSchema = isSchema(additional) ? additional : {};
   if (Array.isArray(schema.required)) {
@@ -141,8 +180,12 @@ function objectOf(schema: JsonSchema, ctx: Context): Record<string, unknown> {
     }
   }
   const minProperties = typeof schema.minProperties === 'number' ? schema.minProperties : 0;
-  for (let i = 1; Object.keys(result).length < minProperties && additional !== false && i <= minProperties; i++) {
-    if (!(`extra${i}` in result)) result[`extra${i}`] = generate(extraSchema, ctx);
+  let size = Object.keys(result).length;
+  for (let i = 1; size < minProperties && additional !== false && i <= minProperties; i++) {
+    if (`extra${i}` in result) continue;
+    charge(ctx, 12);
+    result[`extra${i}`] = generate(extraSchema, ctx);
+    size++;
   }
   return result;
 }
@@ -162,6 +205,7 @@ function arrayOf(schema: JsonSchema, ctx: Context): unknown[] {
   for (let i = 0; i < length; i++) {
     const itemSchema = i < tuple.length ? tuple[i] : rest;
     if (i >= tuple.length && itemSchema === false) break;
+    charge(ctx, 1);
     result.push(schema.uniqueItems === true && i > 0 ? variant(itemSchema, i, ctx) : generate(itemSchema ?? {}, ctx));
   }
   return result;
@@ -177,11 +221,12 @@ function variant(itemSchema: unknown, index: number, ctx: Context): unknown {
   return base;
 }
 
-function stringOf(schema: JsonSchema): string {
+function stringOf(schema: JsonSchema, ctx: Context): string {
   const minLength = typeof schema.minLength === 'number' ? schema.minLength : 0;
   const maxLength = typeof schema.maxLength === 'number' ? schema.maxLength : Number.POSITIVE_INFINITY;
+  charge(ctx, Math.max(minLength, PLAIN_STRING.length) + 2);
   if (typeof schema.pattern === 'string') {
-    const matching = stringMatching(schema.pattern, minLength, maxLength);
+    const matching = stringMatching(schema.pattern, minLength, maxLength, ctx);
     if (matching !== undefined) return matching;
   }
   const formatted = typeof schema.format === 'string' ? FORMAT_EXAMPLES[schema.format] : undefined;
@@ -196,15 +241,19 @@ function fitLength(text: string, minLength: number, maxLength: number): string {
   return result.length < minLength ? result.padEnd(minLength, 'x') : result;
 }
 
-/** Candidates from a small regex sampler; the first that really matches and fits the length wins. */
-function stringMatching(pattern: string, minLength: number, maxLength: number): string | undefined {
-  let regex: RegExp;
+/**
+ * Candidates from a small regex sampler; the first that really matches and fits the length wins.
+ * Matching runs on RE2 (linear time), like every user pattern (DESIGN §13).
+ */
+function stringMatching(pattern: string, minLength: number, maxLength: number, ctx: Context): string | undefined {
+  let regex: RE2JS;
   try {
-    regex = new RegExp(pattern, 'u');
+    regex = RE2JS.compile(toRe2Syntax(pattern));
   } catch {
     return undefined;
   }
-  const sampled = sampleRegex(pattern);
+  const sampled = sampleRegex(pattern, ctx.budget.left);
+  if (sampled !== undefined) charge(ctx, sampled.length);
   const candidates = [sampled, PLAIN_STRING, sampled && fitLength(sampled, minLength, maxLength)];
   for (const candidate of candidates) {
     if (candidate === undefined) continue;

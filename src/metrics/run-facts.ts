@@ -1,4 +1,4 @@
-import type { PromptNode, WorkflowNode } from '../domain/definition.js';
+import { agentNamed, type PromptNode, type WorkflowNode } from '../domain/definition.js';
 import type { WorkflowEvent } from '../domain/events.js';
 import type { ModelUsage, RetryReason, UsageTier } from '../domain/metrics.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
@@ -232,7 +232,7 @@ export function collectFacts(input: RunInput): RunFacts {
         facts.toolCalls++;
         if (p.isError !== true) facts.toolSuccesses++;
         const prompt = prompts.get(str(p, 'node') ?? nodeNames.get(event.nodeId ?? '') ?? '');
-        const tools = prompt ? (workflow.definition.agents?.[prompt.agent]?.tools ?? []) : [];
+        const tools = prompt ? (agentNamed(workflow.definition.agents, prompt.agent)?.tools ?? []) : [];
         if (!tools.includes(str(p, 'toolName') ?? '')) facts.toolMisselections++;
         break;
       }

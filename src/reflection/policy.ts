@@ -32,7 +32,7 @@ export {
  *   reach a node only after the transport retries gave up, and reflection must never spend
  *   attempts on transport problems (DESIGN §5.1).
  * - CANCELLED, SHUTTING_DOWN: the run is being stopped, not failing.
- * - LLM_CALL_LIMIT_EXCEEDED, LIMIT_EXCEEDED, WORKFLOW_TIMEOUT: a retry would only hit the limit again.
+ * - LLM_CALL_LIMIT_EXCEEDED, LIMIT_EXCEEDED, OUTPUT_TOO_LARGE, WORKFLOW_TIMEOUT: a retry would only hit the limit again.
  * - MISSING_CONTEXT, UNKNOWN_MODEL, PROVIDER_NOT_CONFIGURED: the definition or the deployment is
  *   wrong (`dependency_missing`); no answer of the model changes that.
  * - INTERNAL and the request-level codes: a bug or an I/O failure of the service, not something the
@@ -52,6 +52,7 @@ const WORKFLOW_REFLECTABLE: Record<ErrorCode, boolean> = {
   WORKFLOW_TIMEOUT: false,
   LLM_CALL_LIMIT_EXCEEDED: false,
   LIMIT_EXCEEDED: false,
+  OUTPUT_TOO_LARGE: false,
   MISSING_CONTEXT: false,
   UNKNOWN_MODEL: false,
   PROVIDER_NOT_CONFIGURED: false,

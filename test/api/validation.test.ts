@@ -28,6 +28,10 @@ const cases: Array<[string, unknown, string]> = [
   ['".." in a node name', definition(seq(prompt('a..b'))), 'root.steps.0.name'],
   ['duplicate node names', definition(seq(prompt('twin'), prompt('twin'))), 'root.steps.1.name'],
   ['unknown agent', definition(seq(prompt('p', { agent: 'ghost' }))), 'root.steps.0.agent'],
+  // Own properties only: Object.prototype's members are not agents.
+  ['agent "constructor"', definition(seq(prompt('p', { agent: 'constructor' }))), 'root.steps.0.agent'],
+  ['agent "toString"', definition(seq(prompt('p', { agent: 'toString' }))), 'root.steps.0.agent'],
+  ['agent "__proto__"', definition(seq(prompt('p', { agent: '__proto__' }))), 'root.steps.0.agent'],
   [
     'template referencing a missing step',
     definition(seq(prompt('p', { user: 'use {{steps.nope.output}}' }))),

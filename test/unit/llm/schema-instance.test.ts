@@ -1,8 +1,9 @@
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
+import { AppError } from '../../../src/domain/errors.js';
 import type { JsonSchema } from '../../../src/domain/llm.js';
-import { instanceOf } from '../../../src/llm/schema-instance.js';
+import { INSTANCE_BUDGET_CHARS, instanceOf } from '../../../src/llm/schema-instance.js';
 
 /** Strict format checks, so the examples for each format are proven valid too. */
 const FORMATS: Record<string, RegExp> = {
@@ -154,5 +155,50 @@ describe('instanceOf', () => {
   it('stops on self-referencing schemas', () => {
     const tree = { type: 'object', properties: { child: { $ref: '#' } } };
     expect(() => instanceOf(tree)).not.toThrow();
+  });
+
+  describe('hard size budget', () => {
+    const bombs: Array<[string, JsonSchema]> = [
+      [
+        'nested minItems 3000³',
+        {
+          type: 'array',
+          minItems: 3000,
+          items: { type: 'array', minItems: 3000, items: { type: 'array', minItems: 3000 } },
+        },
+      ],
+      ['minItems 30 000 000', { type: 'array', minItems: 30_000_000 }],
+      ['minLength 50 000 000', { type: 'string', minLength: 50_000_000 }],
+      ['minProperties 10 000 000', { type: 'object', minProperties: 10_000_000 }],
+      [
+        'a recursive $ref that doubles',
+        { $defs: { n: { type: 'array', minItems: 2, items: { $ref: '#/$defs/n' } } }, $ref: '#/$defs/n' },
+      ],
+      ['a long pattern repetition', { type: 'string', pattern: '^a{50000000}$' }],
+    ];
+    it.each(bombs)('%s: a clear OUTPUT_TOO_LARGE error, never an exhausted heap', (_name, schema) => {
+      let caught: unknown;
+      try {
+        // The sampler may give up on the pattern instead; then the plain string must still fit.
+        const instance = instanceOf(schema);
+        expect(JSON.stringify(instance).length).toBeLessThanOrEqual(INSTANCE_BUDGET_CHARS);
+        return;
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).toBeInstanceOf(AppError);
+      expect((caught as AppError).code).toBe('OUTPUT_TOO_LARGE');
+    });
+
+    it('an instance under the budget is unaffected', () => {
+      const schema = { type: 'array', minItems: 1000, items: { type: 'string', minLength: 100 } };
+      const instance = instanceOf(schema) as string[];
+      expect(instance).toHaveLength(1000);
+      expect(draft07.validate(schema, instance)).toBe(true);
+    });
+
+    it('a budget given explicitly is honoured', () => {
+      expect(() => instanceOf({ type: 'string', minLength: 500 }, 100)).toThrow(/exceed 100 characters/);
+    });
   });
 });
