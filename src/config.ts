@@ -48,6 +48,8 @@ export const ConfigSchema = z.object({
   MODEL_PRICES: JsonRecord.optional(),
   CONCURRENCY: int(1, 1024).default(16),
   MAX_RUNNING_WORKFLOWS: int(1, 100_000).default(1000),
+  MAX_RUNNING_WORKFLOWS_PER_TENANT: int(1, 100_000).default(200),
+  MAX_SSE_STREAMS_PER_TENANT: int(1, 100_000).default(100),
   RETRY_MAX_ATTEMPTS: int(1, 10).default(4),
   RETRY_BASE_DELAY_MS: int(0, 60_000).default(1000),
   CACHE_MAX_ITEMS: int(1, 10_000_000).default(1000),
@@ -58,6 +60,7 @@ export const ConfigSchema = z.object({
   SHUTDOWN_GRACE_MS: int(0, 600_000).default(10_000),
   SSE_KEEPALIVE_MS: int(100, 600_000).default(15_000),
   RATE_LIMIT_PER_MINUTE: int(0, 10_000_000).default(6000),
+  MAX_NODE_OUTPUT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
   BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
   REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(30_000),
 });

@@ -90,6 +90,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const events = createInProcessEventBus();
   const queue = createInProcessWorkQueue({
     concurrency: config.MAX_RUNNING_WORKFLOWS,
+    perTenant: config.MAX_RUNNING_WORKFLOWS_PER_TENANT,
     onError: (err, workflowId) => onError(err, { workflowId }),
   });
 
@@ -136,6 +137,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     tools: createToolRegistry(),
     concurrency: config.CONCURRENCY,
     retry: { maxAttempts: config.RETRY_MAX_ATTEMPTS, baseDelayMs: config.RETRY_BASE_DELAY_MS, maxDelayMs: 30_000 },
+    maxNodeOutputBytes: config.MAX_NODE_OUTPUT_BYTES,
     onError,
   });
 

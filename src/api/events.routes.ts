@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
-import { NotFoundError, ValidationError } from '../domain/errors.js';
+import { AppError, NotFoundError, ValidationError } from '../domain/errors.js';
 import type { WorkflowEvent } from '../domain/events.js';
 import { isTerminal } from '../domain/status.js';
 import { EventPageSchema, EventsQuerySchema, errorResponses, IdParamsSchema } from './schemas.js';
@@ -27,6 +27,33 @@ function resumePoint(request: FastifyRequest, after: number): number {
   return Number(value.trim());
 }
 
+/** Open streams per tenant, bounded by MAX_SSE_STREAMS_PER_TENANT (DESIGN §13). */
+class StreamSlots {
+  private readonly open = new Map<string, number>();
+  constructor(private readonly perTenant: number) {}
+
+  /** Takes a slot or throws a 429; the returned function gives it back (once). */
+  take(tenantId: string): () => void {
+    const count = this.open.get(tenantId) ?? 0;
+    if (count >= this.perTenant) {
+      throw new AppError(
+        'TOO_MANY_STREAMS',
+        `this API key already has ${count} open event streams (MAX_SSE_STREAMS_PER_TENANT); close one or read JSON pages`,
+        { statusCode: 429, retryAfterMs: 5_000 },
+      );
+    }
+    this.open.set(tenantId, count + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const left = (this.open.get(tenantId) ?? 1) - 1;
+      if (left === 0) this.open.delete(tenantId);
+      else this.open.set(tenantId, left);
+    };
+  }
+}
+
 /**
  * Streams a workflow's events as SSE. Order of operations matters: subscribe first (buffering),
  * then read the backlog, then flush the buffer skipping seqs already sent, so no event committed
@@ -39,6 +66,7 @@ async function stream(
   workflowId: string,
   after: number,
   open: Set<() => void>,
+  releaseSlot: () => void,
 ): Promise<void> {
   reply.hijack();
   const res = reply.raw;
@@ -58,6 +86,7 @@ async function stream(
   const finish = (): void => {
     if (closed) return;
     closed = true;
+    releaseSlot();
     unsubscribe();
     clearInterval(keepAlive);
     open.delete(finish);
@@ -112,6 +141,7 @@ export async function eventRoutes(app: FastifyInstance, opts: { deps: Deps }): P
   const r = app.withTypeProvider<ZodTypeProvider>();
   /** Open streams, ended before the server closes so shutdown does not wait on idle clients. */
   const open = new Set<() => void>();
+  const slots = new StreamSlots(deps.config.MAX_SSE_STREAMS_PER_TENANT);
   app.addHook('preClose', async () => {
     for (const finish of [...open]) finish();
   });
@@ -139,7 +169,7 @@ export async function eventRoutes(app: FastifyInstance, opts: { deps: Deps }): P
               },
             },
           },
-          ...errorResponses(400, 401, 404, 500),
+          ...errorResponses(400, 401, 404, 429, 500),
         },
       },
     },
@@ -149,7 +179,9 @@ export async function eventRoutes(app: FastifyInstance, opts: { deps: Deps }): P
       if (!workflow) throw new NotFoundError(`workflow ${id}`);
 
       if ((request.headers.accept ?? '').includes('text/event-stream')) {
-        await stream(deps, request, reply, id, resumePoint(request, request.query.after), open);
+        const after = resumePoint(request, request.query.after);
+        const releaseSlot = slots.take(request.tenantId);
+        await stream(deps, request, reply, id, after, open, releaseSlot);
         return reply;
       }
 

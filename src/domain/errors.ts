@@ -1,3 +1,5 @@
+import { redactSecrets } from './redact.js';
+
 /**
  * One error base for the whole service (DESIGN §2). `code` is UPPER_SNAKE and stable: clients and
  * the HTTP mapping key on it. A failed workflow stores `{ code, message }` of the error that ended it.
@@ -11,6 +13,7 @@ export type ErrorCode =
   | 'IDEMPOTENCY_KEY_REUSED'
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
+  | 'TOO_MANY_STREAMS'
   | 'SHUTTING_DOWN'
   | 'INTERNAL'
   // run-time node and workflow failures
@@ -64,9 +67,9 @@ export class AppError extends Error {
     this.details = options.details;
   }
 
-  /** The persisted / API shape of a failure. */
+  /** The persisted / API shape of a failure; provider texts may quote secrets, so it is redacted. */
   toJSON(): ErrorInfo {
-    return { code: this.code, message: this.message };
+    return { code: this.code, message: redactSecrets(this.message) };
   }
 }
 

@@ -110,7 +110,7 @@ export interface WorkflowStore {
   /** The workflow and every descendant workflow, flagged cancel-requested; returns their ids. */
   requestCancel(id: string): Promise<string[]>;
   /** Root workflows (no parent) that are not terminal: the work to resume at start. */
-  resumable(): Promise<string[]>;
+  resumable(): Promise<Array<{ id: string; tenantId: string }>>;
   /** Every child workflow of a parent, oldest first. */
   children(parentWorkflowId: string): Promise<WorkflowRecord[]>;
   /** Deletes idempotency keys created before `before` (epoch ms); returns how many. */
@@ -187,7 +187,8 @@ export interface EventBus {
 
 /** Where submitted workflows wait for the executor (DESIGN §16: a job queue when scaled out). */
 export interface WorkQueue {
-  enqueue(workflowId: string): void;
+  /** Tenants take turns: one tenant's backlog never queues another's work behind it. */
+  enqueue(workflowId: string, tenantId: string): void;
   /** Starts delivering work; `handler` runs once per enqueued id. */
   start(handler: (workflowId: string) => Promise<void>): void;
   /** Stops delivering new work; resolves when no handler is running any more. */

@@ -25,6 +25,41 @@ const ESCAPED_JSON_STRING_FIELD = /\\"([^"\\]{1,80})\\"(\s*:\s*)\\"(?:[^"\\]|\\\
  * JSON log line it would cut an escape sequence in half. */
 const ASSIGNMENT = /\b([A-Za-z0-9_-]{1,80})=([^\s&"',;\\]+)/g;
 
+/**
+ * `name: value` and `name = value` as people write them in prompts, configs and error texts:
+ * `password: hunter2`, `'api_key': 'k'`, `"token" = "t"`, `Authorization: Basic dXNl…`. Spaces and
+ * tabs only around the separator, so a `password:` at a line end never takes the next line's word.
+ * The value stops before quotes, backslashes and separators so a JSON log line stays valid.
+ */
+const COLON_FIELD =
+  /(^|[^A-Za-z0-9_-])(['"]?)([A-Za-z][A-Za-z0-9_-]{0,79})\2([ \t]*[:=][ \t]*)(?:'([^'\n\\]*)'|"([^"\n\\]*)"|((?:bearer|basic)[ \t]+)?([^\s"'`,;&)}\]\\]+))/gi;
+
+/** Documentation-style stand-ins, not secrets: `tenant:key`, `<key>`, `$API_KEY`, `***`. */
+const PLACEHOLDER_WORDS = new Set([
+  'tenant',
+  'key',
+  'keys',
+  'value',
+  'values',
+  'your',
+  'api',
+  'here',
+  'example',
+  'placeholder',
+  'name',
+  'id',
+]);
+const PLACEHOLDER_SHAPE = /^(?:(?:<[^<>]*>[:,]?)+|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\*+|x{3,}|\.{3}|…|\[REDACTED\])$/i;
+
+function isPlaceholder(value: string): boolean {
+  if (PLACEHOLDER_SHAPE.test(value)) return true;
+  if (!/^[A-Za-z]+(?:[:,._-]+[A-Za-z]+)*[,…]*$/.test(value)) return false;
+  return value
+    .split(/[:,._…-]+/)
+    .filter(Boolean)
+    .every((word) => PLACEHOLDER_WORDS.has(word.toLowerCase()));
+}
+
 const SECRET_KEY_HINT = /passw|secret|api[^a-z0-9]*key|authorization|credential|cookie|private[^a-z0-9]*key|token/i;
 
 /**
@@ -43,7 +78,7 @@ export function isSecretKey(key: string): boolean {
 
 export function redactSecrets(text: string): string {
   if (!MAYBE_SECRET.test(text)) return text;
-  return text
+  const redacted = text
     .replace(PROVIDER_KEY, REDACTED)
     .replace(BEARER_TOKEN, (match, scheme: string, token: string) =>
       looksLikeToken(token) ? `${scheme}${REDACTED}` : match,
@@ -54,7 +89,54 @@ export function redactSecrets(text: string): string {
     .replace(ESCAPED_JSON_STRING_FIELD, (match, key: string, separator: string) =>
       isSecretKey(key) ? `\\"${key}\\"${separator}\\"${REDACTED}\\"` : match,
     )
-    .replace(ASSIGNMENT, (match, key: string) => (isSecretKey(key) ? `${key}=${REDACTED}` : match));
+    .replace(ASSIGNMENT, (match, key: string, value: string) =>
+      isSecretKey(key) && !isPlaceholder(value) ? `${key}=${REDACTED}` : match,
+    );
+  return redactColonFields(redacted);
+}
+
+/**
+ * COLON_FIELD over the whole text. A match whose key is harmless is not skipped whole: its quoted
+ * value may hold a field of its own (`"msg": "user said password: x"`), so scanning resumes after
+ * the key.
+ */
+function redactColonFields(text: string): string {
+  let out = '';
+  let copied = 0;
+  COLON_FIELD.lastIndex = 0;
+  for (let m = COLON_FIELD.exec(text); m !== null; m = COLON_FIELD.exec(text)) {
+    const [match, before = '', quote = '', key = ''] = m;
+    const replacement = redactColonField(match, before, quote, key, m[4] ?? '', m[5], m[6], m[7], m[8]);
+    if (replacement === match) {
+      COLON_FIELD.lastIndex = m.index + before.length + quote.length + key.length;
+      continue;
+    }
+    out += text.slice(copied, m.index) + replacement;
+    copied = m.index + match.length;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+function redactColonField(
+  match: string,
+  before: string,
+  quote: string,
+  key: string,
+  separator: string,
+  singleQuoted: string | undefined,
+  doubleQuoted: string | undefined,
+  scheme: string | undefined,
+  bare: string | undefined,
+): string {
+  const value = singleQuoted ?? doubleQuoted ?? bare ?? '';
+  // `[REDACTED` (the bare value stops before `]`): an earlier rule has redacted it already.
+  if (!isSecretKey(key) || value === '' || value.startsWith('[REDACTED') || isPlaceholder(value)) return match;
+  // `"token": 5` is JSON (a string value is JSON_STRING_FIELD's): rewriting it would break the document.
+  if (quote === '"' && bare !== undefined) return match;
+  const head = `${before}${quote}${key}${quote}${separator}`;
+  if (singleQuoted !== undefined) return `${head}'${REDACTED}'`;
+  if (doubleQuoted !== undefined) return `${head}"${REDACTED}"`;
+  return `${head}${scheme ?? ''}${REDACTED}`;
 }
 
 /** "Bearer of bad news" is prose; a token is long or carries digits/punctuation. */

@@ -14,6 +14,7 @@ import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import { redactDefinition } from './definition-redaction.js';
 import { checkDefinition } from './definition-rules.js';
 import { planWorkflow } from './plan.js';
 import { Run } from './run.js';
@@ -56,6 +57,8 @@ export interface ExecutorOptions {
   /** Global limit of concurrent model calls (CONCURRENCY). */
   concurrency: number;
   retry: RetryPolicy;
+  /** Bytes one prompt node's answer may have (MAX_NODE_OUTPUT_BYTES). */
+  maxNodeOutputBytes: number;
   onError: (err: unknown, context: Record<string, unknown>) => void;
 }
 
@@ -81,6 +84,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     tools: options.tools,
     llmSlots: createSemaphore(options.concurrency),
     retry: options.retry,
+    maxNodeOutputBytes: options.maxNodeOutputBytes,
     isStopping: () => stopping,
     runChild: (child, parentSignal, parentSpan) => execute(child, parentSignal, undefined, parentSpan),
     onError: options.onError,
@@ -147,13 +151,13 @@ export function createExecutor(options: ExecutorOptions): Executor {
         defaultModel: options.models.defaultModel,
       });
       const now = clock.now();
-      const planned = planWorkflow(definition, { tenantId, now });
+      const planned = planWorkflow(redactDefinition(definition), { tenantId, now });
       const claim = idempotency && { ...idempotency, notBefore: now - IDEMPOTENCY_TTL_MS };
       const result = await store.create(planned, claim);
       if (result.kind === 'created') {
         // The run mutates its records; the caller keeps an untouched copy (its 202 says `idle`).
         justSubmitted.set(result.workflow.id, { workflow: { ...planned.workflow }, nodes: planned.nodes });
-        queue.enqueue(result.workflow.id);
+        queue.enqueue(result.workflow.id, tenantId);
       }
       return result;
     },
@@ -184,7 +188,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       pruneTimer = setInterval(prune, 60 * 60 * 1000);
       pruneTimer.unref();
       queue.start(runQueued);
-      for (const id of await store.resumable()) queue.enqueue(id);
+      for (const { id, tenantId } of await store.resumable()) queue.enqueue(id, tenantId);
     },
 
     async shutdown(graceMs) {

@@ -90,7 +90,8 @@ export async function callModel(
 export function rememberAnswer(run: Run, model: ResolvedModel, answer: ModelAnswer): void {
   if (answer.cacheKey === undefined || answer.fromCache) return;
   const value = {
-    response: answer.response,
+    // The cache is stored too (CACHE_PERSIST): what it keeps is redacted like a node's output.
+    response: redactResponse(answer.response),
     modelId: model.id,
     costUsd: answer.costUsd,
     createdAt: run.services.clock.now(),
@@ -98,6 +99,11 @@ export function rememberAnswer(run: Run, model: ResolvedModel, answer: ModelAnsw
   run.services.cache
     .set(run.workflow.tenantId, answer.cacheKey, value)
     .catch((err) => run.services.onError(err, { workflowId: run.workflow.id, cacheKey: answer.cacheKey }));
+}
+
+function redactResponse(response: LlmResponse): LlmResponse {
+  const content = redactValue(response.content) as LlmResponse['content'];
+  return content === response.content ? response : { ...response, content };
 }
 
 function isAbortOfAnother(err: unknown): boolean {
@@ -172,7 +178,7 @@ async function callAndReport(
           `the workflow reached its limit of ${run.llmCallLimit} model calls`,
         );
       }
-      await services.llmSlots.acquire(signal);
+      await services.llmSlots.acquire(signal, run.workflow.tenantId);
       try {
         return await model.client.complete(request, { signal });
       } finally {

@@ -9,6 +9,7 @@ import {
   type ToolUseBlock,
 } from '../domain/llm.js';
 import type { NodeRecord } from '../domain/records.js';
+import { redactSecrets, redactValue } from '../domain/redact.js';
 import { isPromptReflectable, promptReflectionTurn } from '../reflection/policy.js';
 import { withDeadline } from './deadline.js';
 import { callModel, invokeTool, rememberAnswer } from './model-call.js';
@@ -109,9 +110,11 @@ async function converse(
         continue;
       }
       const text = responseText(response);
+      checkOutputSize(run, node, text);
       if (!node.responseFormat) {
         rememberAnswer(run, model, answer);
-        return text;
+        // What a node keeps is redacted like everything else baton stores (DESIGN §13).
+        return redactSecrets(text);
       }
       answers++;
       try {
@@ -119,7 +122,7 @@ async function converse(
         // Only an answer that passed validation is worth serving again (DESIGN §6).
         rememberAnswer(run, model, answer);
         if (reflection) run.reflections.settle(reflection, true);
-        return value;
+        return redactValue(value);
       } catch (err) {
         if (reflection) run.reflections.settle(reflection, false);
         if (!isPromptReflectable(err) || answers >= maxAnswers) throw err;
@@ -149,6 +152,19 @@ async function converse(
   } finally {
     deadline.dispose();
   }
+}
+
+/** A node's stored output is bounded (DESIGN §13): a bigger answer fails the node with a clear code. */
+function checkOutputSize(run: Run, node: PromptNode, text: string): void {
+  const limit = run.services.maxNodeOutputBytes;
+  // Three bytes per UTF-16 unit at most: a short text is under the limit without counting.
+  if (text.length * 3 <= limit) return;
+  const bytes = Buffer.byteLength(text);
+  if (bytes <= limit) return;
+  throw new AppError(
+    'OUTPUT_TOO_LARGE',
+    `node "${node.name}" answered ${bytes} bytes; one node may store at most ${limit} (MAX_NODE_OUTPUT_BYTES)`,
+  );
 }
 
 /** The `response_format` guardrail (DESIGN §9): a span per check, triggered when the answer fails it. */

@@ -2,6 +2,7 @@ import { agentNamed, DEFAULTS, type PromptNode } from '../domain/definition.js';
 import type { ErrorInfo } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { NodeRecord } from '../domain/records.js';
+import { redactValue } from '../domain/redact.js';
 import type { ReflectionEntry, ReflectionLevel, ReflectionResolution } from '../domain/reflection.js';
 import { replayRevisions } from '../reflection/policy.js';
 import { agentOf, type PromptInputs, renderPromptInputs } from './prompt-request.js';
@@ -88,7 +89,8 @@ export class ReflectionLedger {
       level: input.level,
       reason: input.reason,
       error: input.error,
-      resolution: input.resolution,
+      // Revisions are model text (a revised system prompt, revised data): stored redacted.
+      resolution: redactValue(input.resolution) as ReflectionResolution,
       success: null,
     };
     this.run.changes.addReflection(entry);

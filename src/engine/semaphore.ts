@@ -1,17 +1,26 @@
+import { createFairQueue } from '../domain/fair-queue.js';
+
 /**
- * Counting semaphore for the global LLM concurrency limit (DESIGN §4). `acquire` resolves at once
- * when a permit is free; waiters are served FIFO and leave the line when their signal aborts.
+ * Counting semaphore for the global model-call limit (CONCURRENCY, DESIGN §4). `acquire` resolves
+ * at once when a permit is free; otherwise the caller waits in its group's line (its tenant), and a
+ * released permit goes to the groups in turn, FIFO within each — so one tenant's hundred queued
+ * calls never make another tenant's single call wait behind them (DESIGN §13). A waiter whose
+ * signal aborts leaves its line.
  */
 export interface Semaphore {
-  acquire(signal: AbortSignal): Promise<void>;
+  acquire(signal: AbortSignal, group?: string): Promise<void>;
   release(): void;
   readonly active: number;
   readonly waiting: number;
 }
 
+interface Waiter {
+  grant: () => void;
+}
+
 export function createSemaphore(limit: number): Semaphore {
   let active = 0;
-  const waiters: Array<{ grant: () => void }> = [];
+  const waiters = createFairQueue<Waiter>();
   const resolved = Promise.resolve();
 
   return {
@@ -19,16 +28,17 @@ export function createSemaphore(limit: number): Semaphore {
       return active;
     },
     get waiting() {
-      return waiters.length;
+      return waiters.size;
     },
-    acquire(signal) {
+    acquire(signal, group = '') {
       if (signal.aborted) return Promise.reject(signal.reason);
       if (active < limit) {
         active++;
+        waiters.served(group);
         return resolved;
       }
       return new Promise<void>((resolve, reject) => {
-        const waiter = {
+        const waiter: Waiter = {
           grant: () => {
             signal.removeEventListener('abort', onAbort);
             active++;
@@ -36,17 +46,16 @@ export function createSemaphore(limit: number): Semaphore {
           },
         };
         const onAbort = () => {
-          const index = waiters.indexOf(waiter);
-          if (index >= 0) waiters.splice(index, 1);
+          waiters.remove(group, waiter);
           reject(signal.reason);
         };
         signal.addEventListener('abort', onAbort, { once: true });
-        waiters.push(waiter);
+        waiters.push(group, waiter);
       });
     },
     release() {
       active--;
-      waiters.shift()?.grant();
+      waiters.take()?.grant();
     },
   };
 }

@@ -16,6 +16,8 @@ export interface EngineServices {
   tools: ToolRegistry;
   llmSlots: Semaphore;
   retry: RetryPolicy;
+  /** Bytes one prompt node's answer may have (MAX_NODE_OUTPUT_BYTES). */
+  maxNodeOutputBytes: number;
   /** True once shutdown began: no new node or model call starts. */
   isStopping(): boolean;
   /** Runs a child workflow to a terminal state under the parent's signal. */

@@ -1,14 +1,19 @@
+import { createFairQueue } from '../domain/fair-queue.js';
 import type { WorkQueue } from '../domain/ports.js';
 
 export interface InProcessWorkQueueOptions {
   /** Most handlers running at once. */
   concurrency: number;
+  /** Most handlers running at once for one tenant (MAX_RUNNING_WORKFLOWS_PER_TENANT); default `concurrency`. */
+  perTenant?: number;
   /** Told about a handler that threw or rejected; the queue itself carries on. */
   onError?: (error: unknown, workflowId: string) => void;
 }
 
 /**
- * FIFO queue of workflow ids served by at most `concurrency` handlers at a time.
+ * Queue of workflow ids served by at most `concurrency` handlers at a time, at most `perTenant` of
+ * them for one tenant. Tenants take turns (FIFO within each): one tenant's backlog never queues
+ * another's work behind it (DESIGN §13).
  *
  * - Work enqueued before `start` (the resume scan at boot) waits until `start`.
  * - An id already waiting or running is not added again: one workflow never runs twice at once.
@@ -17,48 +22,46 @@ export interface InProcessWorkQueueOptions {
  */
 export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): WorkQueue {
   const { concurrency, onError } = options;
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
+  const perTenant = options.perTenant ?? concurrency;
+  for (const [name, value] of Object.entries({ concurrency, perTenant })) {
+    if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
   }
 
-  // Array plus head index: O(1) dequeue without Array#shift's copying on long queues.
-  let waiting: string[] = [];
-  let head = 0;
+  const waiting = createFairQueue<string>();
   /** Ids waiting or running: the dedupe set. */
   const admitted = new Set<string>();
+  const runningByTenant = new Map<string, number>();
   let running = 0;
   let handler: ((workflowId: string) => Promise<void>) | undefined;
   let delivering = false;
   let idleWaiters: Array<() => void> = [];
 
-  function takeNext(): string | undefined {
-    if (head >= waiting.length) return undefined;
-    const next = waiting[head];
-    head += 1;
-    if (head > 1024 && head * 2 > waiting.length) {
-      waiting = waiting.slice(head);
-      head = 0;
-    }
-    return next;
-  }
+  const tenantOf = new Map<string, string>();
+  const hasRoom = (tenantId: string): boolean => (runningByTenant.get(tenantId) ?? 0) < perTenant;
 
   function pump(): void {
     while (delivering && handler && running < concurrency) {
-      const workflowId = takeNext();
+      const workflowId = waiting.take(hasRoom);
       if (workflowId === undefined) return;
       void runOne(handler, workflowId);
     }
   }
 
   async function runOne(run: (workflowId: string) => Promise<void>, workflowId: string): Promise<void> {
+    const tenantId = tenantOf.get(workflowId) ?? '';
     running += 1;
+    runningByTenant.set(tenantId, (runningByTenant.get(tenantId) ?? 0) + 1);
     try {
       await run(workflowId);
     } catch (error) {
       report(error, workflowId);
     } finally {
       running -= 1;
+      const left = (runningByTenant.get(tenantId) ?? 1) - 1;
+      if (left === 0) runningByTenant.delete(tenantId);
+      else runningByTenant.set(tenantId, left);
       admitted.delete(workflowId);
+      tenantOf.delete(workflowId);
       if (running === 0) notifyIdle();
       pump();
     }
@@ -79,10 +82,11 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
   }
 
   return {
-    enqueue(workflowId: string): void {
+    enqueue(workflowId: string, tenantId: string): void {
       if (admitted.has(workflowId)) return;
       admitted.add(workflowId);
-      waiting.push(workflowId);
+      tenantOf.set(workflowId, tenantId);
+      waiting.push(tenantId, workflowId);
       pump();
     },
 
@@ -100,7 +104,7 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
     },
 
     get depth(): number {
-      return waiting.length - head;
+      return waiting.size;
     },
   };
 }

@@ -76,6 +76,7 @@ const WORKFLOW_REFLECTABLE: Record<ErrorCode, boolean> = {
   IDEMPOTENCY_KEY_REUSED: false,
   PAYLOAD_TOO_LARGE: false,
   RATE_LIMITED: false,
+  TOO_MANY_STREAMS: false,
 };
 
 /** The codes prompt-level reflection re-asks on: the answer itself was unusable. */

@@ -148,11 +148,9 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
     )
     .pluck();
   // Repeats the partial index's WHERE clause verbatim so the planner uses workflows_resumable.
-  const selectResumable = db
-    .prepare<[], string>(
-      `SELECT id FROM workflows WHERE status IN ('idle', 'running') AND parent_workflow_id IS NULL ORDER BY id`,
-    )
-    .pluck();
+  const selectResumable = db.prepare<[], { id: string; tenantId: string }>(
+    `SELECT id, tenant_id AS tenantId FROM workflows WHERE status IN ('idle', 'running') AND parent_workflow_id IS NULL ORDER BY id`,
+  );
   const deleteIdempotencyKeys = db.prepare<[number]>('DELETE FROM idempotency_keys WHERE created_at < ?');
   const selectChildren = db.prepare<[string], WorkflowRow>(
     `SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE parent_workflow_id = ? ORDER BY id`,

@@ -39,6 +39,34 @@ describe('redactSecrets', () => {
     expect(redactSecrets('maxTokens=1000')).toBe('maxTokens=1000');
   });
 
+  it('redacts the colon form and its quoted variants', () => {
+    expect(redactSecrets('login with password: hunter2 please')).toBe(`login with password: ${REDACTED} please`);
+    expect(redactSecrets('Password:hunter2')).toBe(`Password:${REDACTED}`);
+    expect(redactSecrets("{'password': 'hunter 2'}")).toBe(`{'password': '${REDACTED}'}`);
+    expect(redactSecrets('api_key : "k-123 456"')).toBe(`api_key : "${REDACTED}"`);
+    expect(redactSecrets("'token' = t0k3n")).toBe(`'token' = ${REDACTED}`);
+    expect(redactSecrets('client_secret:\tabc')).toBe(`client_secret:\t${REDACTED}`);
+    expect(redactSecrets('Authorization: Basic dXNlcjpwYXNz')).toBe(`Authorization: Basic ${REDACTED}`);
+    // A key at a line end keeps the next line's words.
+    expect(redactSecrets('password:\nnext line')).toBe('password:\nnext line');
+  });
+
+  it('keeps a JSON log line valid: bare JSON values after a quoted key are left alone', () => {
+    const line = JSON.stringify({ msg: 'user said password: hunter2', token: 5, password: null });
+    const redacted = redactSecrets(line);
+    expect(() => JSON.parse(redacted)).not.toThrow();
+    expect(JSON.parse(redacted)).toEqual({ msg: `user said password: ${REDACTED}`, token: 5, password: null });
+  });
+
+  it('does not eat harmless text: placeholders and prose stay', () => {
+    const hint = 'set API_KEYS=tenant:key to serve a network';
+    expect(redactSecrets(hint)).toBe(hint);
+    expect(redactSecrets('API_KEYS: <tenant>:<key>')).toBe('API_KEYS: <tenant>:<key>');
+    expect(redactSecrets('export TOKEN=$GITHUB_TOKEN')).toBe('export TOKEN=$GITHUB_TOKEN');
+    expect(redactSecrets('reset your password: see the docs')).toBe(`reset your password: ${REDACTED} the docs`);
+    expect(redactSecrets('API_KEYS=acme:0123456789abcdef0123')).toBe(`API_KEYS=${REDACTED}`);
+  });
+
   it('returns the very same string when nothing looks like a secret', () => {
     const text = 'Summarise the quarterly report in 3 bullet points.';
     expect(redactSecrets(text)).toBe(text);

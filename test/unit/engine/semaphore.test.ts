@@ -30,3 +30,37 @@ describe('semaphore', () => {
     expect(sem.active).toBe(0);
   });
 });
+
+describe('fairness across tenants', () => {
+  it('a released slot goes to the next tenant in turn, FIFO within each tenant', async () => {
+    const sem = createSemaphore(1);
+    const signal = new AbortController().signal;
+    await sem.acquire(signal, 'a');
+    const order: string[] = [];
+    const waits = ['a1', 'a2', 'a3'].map((name) => sem.acquire(signal, 'a').then(() => order.push(name)));
+    waits.push(sem.acquire(signal, 'b').then(() => order.push('b1')));
+    for (let i = 0; i < 4; i++) {
+      sem.release();
+      await Promise.resolve();
+      await Promise.resolve();
+    }
+    await Promise.all(waits);
+    expect(order).toEqual(['b1', 'a1', 'a2', 'a3']);
+  });
+
+  it('an aborted waiter leaves its line without disturbing the turn', async () => {
+    const sem = createSemaphore(1);
+    const signal = new AbortController().signal;
+    await sem.acquire(signal, 'a');
+    const gone = new AbortController();
+    const order: string[] = [];
+    const b = sem.acquire(gone.signal, 'b').catch(() => order.push('b aborted'));
+    const c = sem.acquire(signal, 'c').then(() => order.push('c'));
+    gone.abort(new Error('gave up'));
+    await b;
+    expect(sem.waiting).toBe(1);
+    sem.release();
+    await c;
+    expect(order).toEqual(['b aborted', 'c']);
+  });
+});

@@ -63,9 +63,9 @@ describe('createInProcessWorkQueue', () => {
   it('holds work enqueued before start, then runs it in FIFO order', async () => {
     const queue = createInProcessWorkQueue({ concurrency: 1 });
     const ran: string[] = [];
-    queue.enqueue('wf_1');
-    queue.enqueue('wf_2');
-    queue.enqueue('wf_3');
+    queue.enqueue('wf_1', 't');
+    queue.enqueue('wf_2', 't');
+    queue.enqueue('wf_3', 't');
     await settle();
     expect(queue.depth).toBe(3);
 
@@ -81,7 +81,7 @@ describe('createInProcessWorkQueue', () => {
     const queue = createInProcessWorkQueue({ concurrency: 2 });
     const control = controlledHandler();
     queue.start(control.handler);
-    for (const id of ['a', 'b', 'c', 'd', 'e']) queue.enqueue(id);
+    for (const id of ['a', 'b', 'c', 'd', 'e']) queue.enqueue(id, 't');
     await settle();
     expect(control.started).toEqual(['a', 'b']);
     expect(queue.depth).toBe(3);
@@ -103,13 +103,13 @@ describe('createInProcessWorkQueue', () => {
   it('runs an id once when it is enqueued again while waiting or running', async () => {
     const queue = createInProcessWorkQueue({ concurrency: 1 });
     const control = controlledHandler();
-    queue.enqueue('a');
-    queue.enqueue('b');
-    queue.enqueue('b'); // while waiting
+    queue.enqueue('a', 't');
+    queue.enqueue('b', 't');
+    queue.enqueue('b', 't'); // while waiting
     expect(queue.depth).toBe(2);
     queue.start(control.handler);
     await settle();
-    queue.enqueue('a'); // while running
+    queue.enqueue('a', 't'); // while running
     expect(queue.depth).toBe(1);
 
     control.finish('a');
@@ -119,7 +119,7 @@ describe('createInProcessWorkQueue', () => {
     expect(control.started).toEqual(['a', 'b']);
 
     // Once finished, the same id may be enqueued (and run) again.
-    queue.enqueue('a');
+    queue.enqueue('a', 't');
     await settle();
     control.finish('a');
     await settle();
@@ -140,9 +140,9 @@ describe('createInProcessWorkQueue', () => {
       if (id === 'reject') return Promise.reject(boom);
       return Promise.resolve();
     });
-    queue.enqueue('reject');
-    queue.enqueue('sync-throw');
-    queue.enqueue('ok');
+    queue.enqueue('reject', 't');
+    queue.enqueue('sync-throw', 't');
+    queue.enqueue('ok', 't');
     await settle();
     await settle();
 
@@ -167,8 +167,8 @@ describe('createInProcessWorkQueue', () => {
         ran.push(id);
         if (id === 'bad') throw new Error('bad');
       });
-      queue.enqueue('bad');
-      queue.enqueue('good');
+      queue.enqueue('bad', 't');
+      queue.enqueue('good', 't');
       await settle();
       await settle();
       expect(ran).toEqual(['bad', 'good']);
@@ -180,7 +180,7 @@ describe('createInProcessWorkQueue', () => {
     const queue = createInProcessWorkQueue({ concurrency: 2 });
     const control = controlledHandler();
     queue.start(control.handler);
-    for (const id of ['a', 'b', 'c']) queue.enqueue(id);
+    for (const id of ['a', 'b', 'c']) queue.enqueue(id, 't');
     await settle();
     expect(control.started).toEqual(['a', 'b']);
 
@@ -197,7 +197,7 @@ describe('createInProcessWorkQueue', () => {
     expect(stopped).toBe(true);
     expect(queue.depth).toBe(1);
 
-    queue.enqueue('d');
+    queue.enqueue('d', 't');
     await settle();
     expect(control.started).toEqual(['a', 'b']);
     expect(queue.depth).toBe(2);
@@ -206,7 +206,7 @@ describe('createInProcessWorkQueue', () => {
 
   it('stop() resolves at once when idle, and start() after stop resumes waiting work', async () => {
     const queue = createInProcessWorkQueue({ concurrency: 1 });
-    queue.enqueue('a');
+    queue.enqueue('a', 't');
     await queue.stop();
     const ran: string[] = [];
     queue.start(async (id) => {
@@ -225,7 +225,7 @@ describe('createInProcessWorkQueue', () => {
   it('keeps FIFO order over a long queue', async () => {
     const queue = createInProcessWorkQueue({ concurrency: 3 });
     const ids = Array.from({ length: 5_000 }, (_, i) => `wf_${i}`);
-    for (const id of ids) queue.enqueue(id);
+    for (const id of ids) queue.enqueue(id, 't');
     const ran: string[] = [];
     queue.start(async (id) => {
       ran.push(id);
@@ -233,5 +233,46 @@ describe('createInProcessWorkQueue', () => {
     while (queue.depth > 0) await settle();
     await queue.stop();
     expect(ran).toEqual(ids);
+  });
+});
+
+describe('fair scheduling across tenants', () => {
+  it("one tenant's backlog does not queue another tenant's work behind it", async () => {
+    const queue = createInProcessWorkQueue({ concurrency: 2 });
+    const h = controlledHandler();
+    for (let i = 0; i < 10; i++) queue.enqueue(`a${i}`, 'tenant-a');
+    queue.start(h.handler);
+    await settle();
+    expect(h.started).toEqual(['a0', 'a1']);
+    // Arrives behind eight waiting workflows of tenant A.
+    queue.enqueue('b0', 'tenant-b');
+    h.finish('a0');
+    await settle();
+    // The next free slot goes to the tenant whose turn it is, not to the head of one long line.
+    expect(h.started).toEqual(['a0', 'a1', 'b0']);
+    h.finish('a1');
+    h.finish('b0');
+    await settle();
+    expect(h.started.slice(3)).toEqual(['a2', 'a3']);
+  });
+
+  it('caps the workflows one tenant runs at once, leaving the slots to others', async () => {
+    const queue = createInProcessWorkQueue({ concurrency: 4, perTenant: 2 });
+    const h = controlledHandler();
+    queue.start(h.handler);
+    for (let i = 0; i < 5; i++) queue.enqueue(`a${i}`, 'tenant-a');
+    await settle();
+    expect(h.started).toEqual(['a0', 'a1']);
+    expect(queue.depth).toBe(3);
+    queue.enqueue('b0', 'tenant-b');
+    await settle();
+    expect(h.started).toEqual(['a0', 'a1', 'b0']);
+    h.finish('a0');
+    await settle();
+    expect(h.started).toEqual(['a0', 'a1', 'b0', 'a2']);
+  });
+
+  it('rejects a non-positive per-tenant limit', () => {
+    expect(() => createInProcessWorkQueue({ concurrency: 2, perTenant: 0 })).toThrow(RangeError);
   });
 });

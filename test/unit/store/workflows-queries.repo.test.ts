@@ -124,7 +124,10 @@ describe('resumable and children', () => {
     await create({ status: 'cancelled' });
     await create({ parent: running, status: 'running' });
 
-    expect(await fx.store.resumable()).toEqual([idle.id, running.id]);
+    expect(await fx.store.resumable()).toEqual([
+      { id: idle.id, tenantId: idle.tenantId },
+      { id: running.id, tenantId: running.tenantId },
+    ]);
   });
 
   it('lists the children of a workflow oldest first', async () => {
