@@ -145,6 +145,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     bus: events,
     queueDepth: () => queue.depth,
     running: () => executor.running,
+    walFrames: () => checkpointer?.walFrames() ?? 0,
   });
 
   let closed: Promise<void> | undefined;

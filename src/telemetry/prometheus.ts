@@ -25,6 +25,8 @@ export interface PrometheusOptions {
   bus: EventBus;
   queueDepth: () => number;
   running: () => number;
+  /** WAL frames appended so far (`baton_sqlite_wal_frames_total`); the counter is absent without it. */
+  walFrames?: () => number;
   /** Process and Node.js runtime metrics (`baton_process_*`, `baton_nodejs_*`); default true. */
   defaultMetrics?: boolean;
   /** Distinct `model` label values kept before folding into `other`; default 64. */
@@ -120,6 +122,22 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
       this.set(options.queueDepth());
     },
   });
+  const walFrames = options.walFrames;
+  if (walFrames) {
+    let counted = 0;
+    new Counter({
+      name: 'baton_sqlite_wal_frames_total',
+      help: 'Frames (database pages) appended to the SQLite WAL by commits, as of the last background checkpoint.',
+      registers,
+      collect() {
+        const total = walFrames();
+        if (total > counted) {
+          this.inc(total - counted);
+          counted = total;
+        }
+      },
+    });
+  }
   const llmCalls = new Counter({
     name: 'baton_llm_calls_total',
     help: 'Completed LLM provider calls (cache hits excluded), by model and purpose.',

@@ -17,7 +17,11 @@ function ev(workflowId: string, type: EventType, payload: Record<string, unknown
 }
 
 const opened: PrometheusMetrics[] = [];
-function open(bus: EventBus, state = { queued: 0, running: 0 }, extra: { maxModels?: number } = {}) {
+function open(
+  bus: EventBus,
+  state = { queued: 0, running: 0 },
+  extra: { maxModels?: number; walFrames?: () => number } = {},
+) {
   const metrics = createPrometheusMetrics({
     bus,
     queueDepth: () => state.queued,
@@ -130,6 +134,19 @@ describe('createPrometheusMetrics', () => {
     state.running = 5;
     expect(await values(metrics, 'baton_queue_depth')).toEqual({ '': 0 });
     expect(await values(metrics, 'baton_workflows_running')).toEqual({ '': 5 });
+  });
+
+  it('reads the WAL frames counter at scrape time, only when a source is given', async () => {
+    let frames = 0;
+    const metrics = open(createInProcessEventBus(), undefined, { walFrames: () => frames });
+    expect(await values(metrics, 'baton_sqlite_wal_frames_total')).toEqual({ '': 0 });
+    frames = 120;
+    expect(await values(metrics, 'baton_sqlite_wal_frames_total')).toEqual({ '': 120 });
+    frames = 125;
+    expect(await values(metrics, 'baton_sqlite_wal_frames_total')).toEqual({ '': 125 });
+    const without = open(createInProcessEventBus());
+    const names = (await without.registry.getMetricsAsJSON()).map((m) => m.name);
+    expect(names).not.toContain('baton_sqlite_wal_frames_total');
   });
 
   it('keeps label cardinality bounded and ignores malformed payloads', async () => {
