@@ -33,6 +33,7 @@ export type ErrorCode =
   | 'LLM_TIMEOUT'
   | 'LLM_CONNECTION'
   | 'LLM_SERVER_ERROR'
+  | 'LLM_BAD_RESPONSE'
   | 'LLM_AUTHENTICATION'
   | 'LLM_PERMISSION'
   | 'LLM_QUOTA'
@@ -96,6 +97,8 @@ export type ProviderErrorKind =
   | 'timeout'
   | 'connection'
   | 'server'
+  /** A 2xx whose body is not valid JSON or not the expected shape (or has nothing to use). */
+  | 'bad_response'
   | 'authentication'
   | 'permission'
   | 'quota'
@@ -107,6 +110,7 @@ const KIND_CODE: Record<ProviderErrorKind, ErrorCode> = {
   timeout: 'LLM_TIMEOUT',
   connection: 'LLM_CONNECTION',
   server: 'LLM_SERVER_ERROR',
+  bad_response: 'LLM_BAD_RESPONSE',
   authentication: 'LLM_AUTHENTICATION',
   permission: 'LLM_PERMISSION',
   quota: 'LLM_QUOTA',
@@ -119,6 +123,8 @@ const RETRYABLE_KINDS: ReadonlySet<ProviderErrorKind> = new Set([
   'timeout',
   'connection',
   'server',
+  // A garbled body is a transport accident like a 5xx: the same request usually succeeds next time.
+  'bad_response',
 ]);
 
 export class ProviderError extends AppError {
