@@ -1,6 +1,6 @@
 /**
  * One error base for the whole service (DESIGN §2). `code` is UPPER_SNAKE and stable: clients and
- * the HTTP mapping key on it. A failed workflow stores `{ code, message }` of the error that ended it.
+ * the HTTP mapping key on it. A failed workflow stores `{ code, message, details? }` of the error that ended it.
  */
 export type ErrorCode =
   | 'VALIDATION_ERROR'
@@ -73,6 +73,8 @@ export class AppError extends Error {
 export interface ErrorInfo {
   code: string;
   message: string;
+  /** Structured facts about the failure, e.g. `{ retryAfterMs }` of a rate limit. */
+  details?: Record<string, unknown>;
 }
 
 export class ValidationError extends AppError {
@@ -145,6 +147,13 @@ export class ProviderError extends AppError {
     this.name = 'ProviderError';
     this.kind = kind;
     this.httpStatus = options.httpStatus;
+  }
+
+  /** The wait the provider asked for is kept with the failure: it says when trying again makes sense. */
+  override toJSON(): ErrorInfo {
+    const info = super.toJSON();
+    if (this.retryAfterMs !== undefined) info.details = { retryAfterMs: this.retryAfterMs };
+    return info;
   }
 }
 
