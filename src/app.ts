@@ -49,7 +49,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     connectionTimeout: Math.max(2 * config.REQUEST_TIMEOUT_MS, 2 * config.SSE_KEEPALIVE_MS + 5_000),
     // Longer than the usual 60 s idle timeout of load balancers, so they close first.
     keepAliveTimeout: 72_000,
-    return503OnClosing: true,
+    // While closing, requests still arriving on open connections go through the onRequest hook
+    // below like any other (fastify's own 503 has no code and no retry-after); idle keep-alive
+    // sockets are closed when the server closes (main.ts lets them make one last request first).
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
     // Fastify's two lines per request are replaced by the single onResponse line below.
     logController: new LogController({ disableRequestLogging: true }),
   });
@@ -74,14 +78,23 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   // Registered before auth: a draining server answers 503 without looking at credentials.
+  // Liveness (/healthz) still answers 200: the process is alive until it exits.
   const retryAfter = String(Math.max(1, Math.ceil(config.SHUTDOWN_GRACE_MS / 1000)));
   app.addHook('onRequest', async (request, reply) => {
-    if (!deps.lifecycle.shuttingDown || pathOf(request.url) === '/healthz') return;
+    if (!deps.lifecycle.shuttingDown) return;
+    // Held while main.ts closes the listener, so clients stop opening connections meanwhile.
+    if (deps.lifecycle.held) await deps.lifecycle.held;
+    if (pathOf(request.url) === '/healthz') return;
     return reply
       .code(503)
       .header('retry-after', retryAfter)
       .header('connection', 'close')
       .send(errorBody(503, 'SHUTTING_DOWN', 'the service is shutting down; retry later'));
+  });
+  // Every answer sent while draining (those already in progress at SIGTERM included) closes its
+  // connection, so no client is left holding a keep-alive socket the server is about to close.
+  app.addHook('onSend', async (_request, reply) => {
+    if (deps.lifecycle.shuttingDown) reply.header('connection', 'close');
   });
 
   registerErrorHandling(app, { sink: errors, unavailableRetryAfterMs: config.SHUTDOWN_GRACE_MS });
