@@ -19,6 +19,7 @@ import { reflectionRoutes } from './api/reflections.routes.js';
 import { registerOpenApiMetadata } from './api/schemas.js';
 import { traceRoutes } from './api/traces.routes.js';
 import { workflowRoutes } from './api/workflows.routes.js';
+import { headersTimeoutMs } from './config.js';
 import type { Deps } from './deps.js';
 
 /** Probes are polled constantly: their lines go to debug so they do not drown the rest. */
@@ -32,21 +33,31 @@ function pathOf(url: string): string {
 /** The fastify instance with every route module registered explicitly (DESIGN §1). */
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const { config } = deps;
+  const headersTimeout = headersTimeoutMs(config);
   const app = fastify({
     // Typed as fastify's base logger so the instance type stays the plain FastifyInstance.
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.BODY_LIMIT_BYTES,
+    // Passed to http.createServer. Node enforces headersTimeout/requestTimeout only when it checks
+    // its connections (every 30 s by default), so a slow-header client lived ~31 s whatever the
+    // setting: checking every quarter of the headers timeout (≤ 1 s) cuts it on time (DESIGN §13).
+    http: {
+      headersTimeout,
+      connectionsCheckingInterval: Math.min(1_000, Math.max(100, Math.floor(headersTimeout / 4))),
+    },
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     // An idle-socket timeout: it must outlast the SSE keep-alive interval or it would cut streams.
     connectionTimeout: Math.max(2 * config.REQUEST_TIMEOUT_MS, 2 * config.SSE_KEEPALIVE_MS + 5_000),
     // Longer than the usual 60 s idle timeout of load balancers, so they close first.
     keepAliveTimeout: 72_000,
-    return503OnClosing: true,
+    // While closing, requests still arriving on open connections go through the onRequest hook
+    // below like any other (fastify's own 503 has no code and no retry-after); idle keep-alive
+    // sockets are closed when the server closes (main.ts lets them make one last request first).
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
     // Fastify's two lines per request are replaced by the single onResponse line below.
     logController: new LogController({ disableRequestLogging: true }),
   });
-  // Slow-header clients are cut well before the whole-request timeout (DESIGN §13).
-  app.server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -68,14 +79,23 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
 
   // Registered before auth: a draining server answers 503 without looking at credentials.
+  // Liveness (/healthz) still answers 200: the process is alive until it exits.
   const retryAfter = String(Math.max(1, Math.ceil(config.SHUTDOWN_GRACE_MS / 1000)));
   app.addHook('onRequest', async (request, reply) => {
-    if (!deps.lifecycle.shuttingDown || pathOf(request.url) === '/healthz') return;
+    if (!deps.lifecycle.shuttingDown) return;
+    // Held while main.ts closes the listener, so clients stop opening connections meanwhile.
+    if (deps.lifecycle.held) await deps.lifecycle.held;
+    if (pathOf(request.url) === '/healthz') return;
     return reply
       .code(503)
       .header('retry-after', retryAfter)
       .header('connection', 'close')
       .send(errorBody(503, 'SHUTTING_DOWN', 'the service is shutting down; retry later'));
+  });
+  // Every answer sent while draining (those already in progress at SIGTERM included) closes its
+  // connection, so no client is left holding a keep-alive socket the server is about to close.
+  app.addHook('onSend', async (_request, reply) => {
+    if (deps.lifecycle.shuttingDown) reply.header('connection', 'close');
   });
 
   registerErrorHandling(app, { sink: errors, unavailableRetryAfterMs: config.SHUTDOWN_GRACE_MS });

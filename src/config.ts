@@ -32,38 +32,46 @@ const JsonRecord = z.string().transform((raw, ctx) => {
   return z.NEVER;
 });
 
-export const ConfigSchema = z.object({
-  PORT: int(0, 65535).default(3000),
-  HOST: z.string().min(1).optional(),
-  DATABASE_PATH: z.string().min(1).default('./data/baton.db'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  LOG_MODEL_DATA: bool.default(false),
-  API_KEYS: ApiKeysSchema.default([]),
-  ANTHROPIC_API_KEY: z.string().min(1).optional(),
-  ANTHROPIC_BASE_URL: z.url().optional(),
-  OPENAI_BASE_URL: z.url().optional(),
-  OPENAI_API_KEY: z.string().min(1).optional(),
-  DEFAULT_MODEL: z.string().min(1).default('sonnet'),
-  MODEL_TIERS: JsonRecord.optional(),
-  MODEL_PRICES: JsonRecord.optional(),
-  CONCURRENCY: int(1, 1024).default(16),
-  MAX_RUNNING_WORKFLOWS: int(1, 100_000).default(1000),
-  MAX_RUNNING_WORKFLOWS_PER_TENANT: int(1, 100_000).default(200),
-  MAX_SSE_STREAMS_PER_TENANT: int(1, 100_000).default(100),
-  RETRY_MAX_ATTEMPTS: int(1, 10).default(4),
-  RETRY_BASE_DELAY_MS: int(0, 60_000).default(1000),
-  CACHE_MAX_ITEMS: int(1, 10_000_000).default(1000),
-  CACHE_MAX_BYTES: int(1024, 64 * 1024 * 1024 * 1024).default(50 * 1024 * 1024),
-  CACHE_TTL_MS: int(1000, 30 * 24 * 60 * 60 * 1000).default(60 * 60 * 1000),
-  CACHE_PERSIST: bool.default(true),
-  DB_SYNCHRONOUS: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
-  SHUTDOWN_GRACE_MS: int(0, 600_000).default(10_000),
-  SSE_KEEPALIVE_MS: int(100, 600_000).default(15_000),
-  RATE_LIMIT_PER_MINUTE: int(0, 10_000_000).default(6000),
-  MAX_NODE_OUTPUT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
-  BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
-  REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(30_000),
-});
+export const ConfigSchema = z
+  .object({
+    PORT: int(0, 65535).default(3000),
+    HOST: z.string().min(1).optional(),
+    DATABASE_PATH: z.string().min(1).default('./data/baton.db'),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    LOG_MODEL_DATA: bool.default(false),
+    API_KEYS: ApiKeysSchema.default([]),
+    ANTHROPIC_API_KEY: z.string().min(1).optional(),
+    ANTHROPIC_BASE_URL: z.url().optional(),
+    OPENAI_BASE_URL: z.url().optional(),
+    OPENAI_API_KEY: z.string().min(1).optional(),
+    DEFAULT_MODEL: z.string().min(1).default('sonnet'),
+    MODEL_TIERS: JsonRecord.optional(),
+    MODEL_PRICES: JsonRecord.optional(),
+    CONCURRENCY: int(1, 1024).default(16),
+    MAX_RUNNING_WORKFLOWS: int(1, 100_000).default(1000),
+    MAX_RUNNING_WORKFLOWS_PER_TENANT: int(1, 100_000).default(200),
+    MAX_SSE_STREAMS_PER_TENANT: int(1, 100_000).default(100),
+    RETRY_MAX_ATTEMPTS: int(1, 10).default(4),
+    RETRY_BASE_DELAY_MS: int(0, 60_000).default(1000),
+    CACHE_MAX_ITEMS: int(1, 10_000_000).default(1000),
+    CACHE_MAX_BYTES: int(1024, 64 * 1024 * 1024 * 1024).default(50 * 1024 * 1024),
+    CACHE_TTL_MS: int(1000, 30 * 24 * 60 * 60 * 1000).default(60 * 60 * 1000),
+    CACHE_PERSIST: bool.default(true),
+    DB_SYNCHRONOUS: z.enum(['NORMAL', 'FULL']).default('NORMAL'),
+    SHUTDOWN_GRACE_MS: int(0, 600_000).default(10_000),
+    SSE_KEEPALIVE_MS: int(100, 600_000).default(15_000),
+    RATE_LIMIT_PER_MINUTE: int(0, 10_000_000).default(6000),
+    MAX_NODE_OUTPUT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
+    BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
+    REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(30_000),
+    /** Unset: 20 s, or REQUEST_TIMEOUT_MS when shorter (see headersTimeoutMs). */
+    HEADERS_TIMEOUT_MS: int(500, 3_600_000).optional(),
+  })
+  .refine((c) => c.HEADERS_TIMEOUT_MS === undefined || c.HEADERS_TIMEOUT_MS <= c.REQUEST_TIMEOUT_MS, {
+    // Node refuses a headers timeout longer than the whole-request timeout.
+    path: ['HEADERS_TIMEOUT_MS'],
+    message: 'must not exceed REQUEST_TIMEOUT_MS',
+  });
 
 export type Config = z.infer<typeof ConfigSchema>;
 
@@ -75,6 +83,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   return parsed.data;
+}
+
+/** How long a client may take to send its request headers (slow-header clients are cut then). */
+export function headersTimeoutMs(config: Config): number {
+  return config.HEADERS_TIMEOUT_MS ?? Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
 }
 
 /** Without API keys the service is single-tenant and only listens on loopback (DESIGN §13). */

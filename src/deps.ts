@@ -53,7 +53,11 @@ export interface Deps {
   /** Prometheus metrics for GET /metrics (not the efficiency metrics). */
   telemetry: PrometheusMetrics;
   /** Flipped by main.ts on SIGTERM/SIGINT: the API answers 503 from then on. */
-  lifecycle: { shuttingDown: boolean };
+  lifecycle: {
+    shuttingDown: boolean;
+    /** Set by main.ts just before the listener closes: requests wait for it before any answer. */
+    held?: Promise<void> | undefined;
+  };
   /** Closes the database and every other resource; idempotent. */
   close(): Promise<void>;
 }

@@ -37,7 +37,16 @@ export const IdParamsSchema = z.object({
 });
 
 const IsoTime = z.iso.datetime().nullable();
-const ErrorInfoSchema = z.object({ code: z.string(), message: z.string() }).nullable();
+const ErrorInfoSchema = z
+  .object({
+    code: z.string(),
+    message: z.string(),
+    details: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Structured facts about the failure, e.g. `retryAfterMs` of a provider rate limit.'),
+  })
+  .nullable();
 
 export const StatusSchema = z.enum(STATUSES);
 
@@ -70,7 +79,7 @@ export interface NodeView {
   endedAt: string | null;
   durationMs: number | null;
   output: unknown;
-  error: { code: string; message: string } | null;
+  error: { code: string; message: string; details?: Record<string, unknown> } | null;
   childWorkflowId: string | null;
   cacheKeys: string[];
   children: NodeView[];

@@ -2,7 +2,7 @@ import { redactSecrets } from './redact.js';
 
 /**
  * One error base for the whole service (DESIGN §2). `code` is UPPER_SNAKE and stable: clients and
- * the HTTP mapping key on it. A failed workflow stores `{ code, message }` of the error that ended it.
+ * the HTTP mapping key on it. A failed workflow stores `{ code, message, details? }` of the error that ended it.
  */
 export type ErrorCode =
   | 'VALIDATION_ERROR'
@@ -37,6 +37,7 @@ export type ErrorCode =
   | 'LLM_TIMEOUT'
   | 'LLM_CONNECTION'
   | 'LLM_SERVER_ERROR'
+  | 'LLM_BAD_RESPONSE'
   | 'LLM_AUTHENTICATION'
   | 'LLM_PERMISSION'
   | 'LLM_QUOTA'
@@ -76,6 +77,8 @@ export class AppError extends Error {
 export interface ErrorInfo {
   code: string;
   message: string;
+  /** Structured facts about the failure, e.g. `{ retryAfterMs }` of a rate limit. */
+  details?: Record<string, unknown>;
 }
 
 export class ValidationError extends AppError {
@@ -100,6 +103,8 @@ export type ProviderErrorKind =
   | 'timeout'
   | 'connection'
   | 'server'
+  /** A 2xx whose body is not valid JSON or not the expected shape (or has nothing to use). */
+  | 'bad_response'
   | 'authentication'
   | 'permission'
   | 'quota'
@@ -111,6 +116,7 @@ const KIND_CODE: Record<ProviderErrorKind, ErrorCode> = {
   timeout: 'LLM_TIMEOUT',
   connection: 'LLM_CONNECTION',
   server: 'LLM_SERVER_ERROR',
+  bad_response: 'LLM_BAD_RESPONSE',
   authentication: 'LLM_AUTHENTICATION',
   permission: 'LLM_PERMISSION',
   quota: 'LLM_QUOTA',
@@ -123,6 +129,8 @@ const RETRYABLE_KINDS: ReadonlySet<ProviderErrorKind> = new Set([
   'timeout',
   'connection',
   'server',
+  // A garbled body is a transport accident like a 5xx: the same request usually succeeds next time.
+  'bad_response',
 ]);
 
 export class ProviderError extends AppError {
@@ -143,6 +151,13 @@ export class ProviderError extends AppError {
     this.name = 'ProviderError';
     this.kind = kind;
     this.httpStatus = options.httpStatus;
+  }
+
+  /** The wait the provider asked for is kept with the failure: it says when trying again makes sense. */
+  override toJSON(): ErrorInfo {
+    const info = super.toJSON();
+    if (this.retryAfterMs !== undefined) info.details = { retryAfterMs: this.retryAfterMs };
+    return info;
   }
 }
 

@@ -70,7 +70,7 @@ async function converse(
   const maxAnswers = reflect ? run.reflections.maxAttempts : 1;
   const maxTurns = node.maxTurns ?? DEFAULTS.maxTurns;
   const timeoutMs = node.timeoutMs ?? DEFAULTS.nodeTimeoutMs;
-  const deadline = withDeadline(signal, timeoutMs, () => nodeDeadlineError(node, timeoutMs));
+  const deadline = withDeadline(signal, timeoutMs, () => nodeDeadlineError(node, timeoutMs), run.services.clock.now());
   const call = {
     node: node.name,
     nodeId: record.id,

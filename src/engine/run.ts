@@ -15,7 +15,7 @@ import { metricsChanges, withPending } from '../metrics/final.js';
 import { ChangeBuffer } from './change-buffer.js';
 import { runChildWorkflowNode } from './child-runner.js';
 import { runParallel, runSequence } from './container-runner.js';
-import { withDeadline } from './deadline.js';
+import { inheritDeadline, withDeadline } from './deadline.js';
 import { runPromptNode } from './prompt-runner.js';
 import { ReflectionLedger } from './reflection-ledger.js';
 import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
@@ -90,13 +90,17 @@ export class Run {
     const onParentAbort = () => this.controller.abort(parentSignal?.reason);
     if (parentSignal?.aborted) onParentAbort();
     else parentSignal?.addEventListener('abort', onParentAbort, { once: true });
+    // A child workflow ends no later than its parent's deadline.
+    inheritDeadline(this.controller.signal, parentSignal);
 
-    const startedAt = wf.startedAt ?? clock.now();
+    const now = clock.now();
+    const startedAt = wf.startedAt ?? now;
     const timeoutMs = this.definition.options?.timeoutMs ?? DEFAULTS.workflowTimeoutMs;
     const deadline = withDeadline(
       this.controller.signal,
-      Math.max(0, startedAt + timeoutMs - clock.now()),
+      Math.max(0, startedAt + timeoutMs - now),
       () => new AppError('WORKFLOW_TIMEOUT', `the workflow did not finish within ${timeoutMs} ms`),
+      now,
     );
     // One root agent_span per execution: after a crash the old one ends `interrupted`, and the
     // resumed execution gets its own (DESIGN §9: the run is an "orchestrator" agent_span).

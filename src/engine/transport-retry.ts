@@ -1,12 +1,15 @@
 import { ProviderError } from '../domain/errors.js';
 import type { Clock } from '../domain/ports.js';
+import { deadlineOf } from './deadline.js';
 
 /**
  * The single transport-retry layer (DESIGN §5.1). Provider adapters never retry (SDKs run with
  * maxRetries 0); this loop alone decides, from the error class the adapter assigned:
  * rate limits and overload honour the server's retry-after, timeouts, connection failures and
  * other 5xx back off exponentially with jitter, everything else fails at once. Retries never
- * consume a reflection attempt. The deadline signal caps every wait.
+ * consume a reflection attempt. The deadline signal caps every wait, and a server that asks for
+ * a longer wait than the call has left (the earliest of node and workflow deadline) gets its
+ * answer at once: sleeping until the deadline would only turn its rate limit into a timeout.
  */
 export type RetryReason = 'rate_limit' | 'timeout';
 
@@ -51,9 +54,21 @@ export async function callWithRetry<T>(
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       if (!(err instanceof ProviderError) || !err.retryable || attempt >= policy.maxAttempts) throw err;
+      const left = deadlineOf(signal) - clock.now();
+      if (err.retryAfterMs !== undefined && err.retryAfterMs > left) throw pastDeadline(err, left);
       const delayMs = err.retryAfterMs ?? backoffDelay(policy, attempt, options.random ?? Math.random);
       options.onRetry({ reason: retryReason(err), delayMs, attempt, error: err });
       await clock.sleep(delayMs, signal);
     }
   }
+}
+
+/** The server's own error, saying why it was not waited for; `retryAfterMs` goes into its details. */
+function pastDeadline(err: ProviderError, leftMs: number): ProviderError {
+  const message = `${err.message} (the server asks to wait ${err.retryAfterMs} ms; the call's deadline is ${Math.max(0, Math.round(leftMs))} ms away)`;
+  return new ProviderError(err.kind, message, {
+    httpStatus: err.httpStatus,
+    retryAfterMs: err.retryAfterMs,
+    cause: err,
+  });
 }

@@ -108,7 +108,7 @@ async function askForAdvice(
   if (inputs.system === undefined) delete reflectionRequest.system;
   else reflectionRequest.system = inputs.system;
   const timeoutMs = node.timeoutMs ?? DEFAULTS.nodeTimeoutMs;
-  const deadline = withDeadline(signal, timeoutMs, () => nodeDeadlineError(node, timeoutMs));
+  const deadline = withDeadline(signal, timeoutMs, () => nodeDeadlineError(node, timeoutMs), run.services.clock.now());
   try {
     const { response } = await callModel(run, model, reflectionRequest, deadline.signal, {
       node: node.name,

@@ -7,15 +7,43 @@ import Anthropic, {
 } from '@anthropic-ai/sdk';
 import type {
   StopReason as AnthropicStopReason,
-  Message,
   MessageCreateParamsNonStreaming,
   MessageParam,
   Tool,
 } from '@anthropic-ai/sdk/resources/messages/messages';
+import { z } from 'zod';
 import { ProviderError } from '../domain/errors.js';
 import type { ContentBlock, LlmRequest, LlmResponse, StopReason } from '../domain/llm.js';
 import type { LlmProvider } from '../domain/ports.js';
+import { badResponse, firstIssue, requireContent } from './bad-response.js';
 import { httpProviderError, redact } from './retry-after.js';
+
+/**
+ * What we read of a Messages API answer. The SDK hands back whatever the body parsed to (or
+ * `undefined` for an empty one) typed as `Message`; this checks it before anything is read.
+ */
+const MessageSchema = z.object({
+  id: z.string().nullish(),
+  model: z.string().nullish(),
+  stop_reason: z.string().nullish(),
+  content: z.array(
+    z.union([
+      z.object({ type: z.literal('text'), text: z.string() }),
+      z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.unknown() }),
+      // Thinking, server-tool and future blocks: allowed, and left out of the neutral shape.
+      z
+        .looseObject({ type: z.string().refine((type) => type !== 'text' && type !== 'tool_use') })
+        .transform(() => ({ type: 'other' as const })),
+    ]),
+  ),
+  usage: z.object({
+    input_tokens: z.number(),
+    output_tokens: z.number(),
+    cache_read_input_tokens: z.number().nullish(),
+    cache_creation_input_tokens: z.number().nullish(),
+  }),
+});
+type Message = z.infer<typeof MessageSchema>;
 
 /**
  * `anthropic/<model>` through the official SDK (DESIGN §7). The SDK never retries (`maxRetries: 0`):
@@ -42,13 +70,15 @@ export function createAnthropicProvider(options: { apiKey: string; baseURL?: str
           'temperature is not supported by the Anthropic Messages API (anthropic-version 2026-10-21); remove it for anthropic/* models',
         );
       }
-      let message: Message;
+      let body: unknown;
       try {
-        message = await client.messages.create(toParams(request), { signal });
+        body = await client.messages.create(toParams(request), { signal });
       } catch (err) {
         throw toProviderFailure(err, signal, options.apiKey);
       }
-      return toResponse(message, request);
+      const message = MessageSchema.safeParse(body);
+      if (!message.success) throw badResponse('Anthropic', firstIssue(message.error));
+      return toResponse(message.data, request);
     },
   };
 }
@@ -101,10 +131,12 @@ function toResponse(message: Message, request: LlmRequest): LlmResponse {
     }
     // Thinking and server-tool blocks have no place in the provider-neutral shape.
   }
+  requireContent('Anthropic', content);
   const usage = message.usage;
+  const stopReason = message.stop_reason as AnthropicStopReason | null | undefined;
   const response: LlmResponse = {
     content,
-    stopReason: (message.stop_reason && STOP_REASONS[message.stop_reason]) || 'end_turn',
+    stopReason: (stopReason && STOP_REASONS[stopReason]) || 'end_turn',
     usage: { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens },
     model: message.model ?? request.model,
     requestId: message.id ?? null,
@@ -139,5 +171,21 @@ function toProviderFailure(err: unknown, signal: AbortSignal, apiKey: string): u
     // Raised by the SDK before sending (bad options): retrying the same request cannot help.
     return new ProviderError('invalid_request', `Anthropic: ${redact(err.message, apiKey)}`, { cause: err });
   }
+  // Past the headers the SDK reads and parses the body itself and lets those failures through as is.
+  if (err instanceof SyntaxError) {
+    return badResponse('Anthropic', `a body that is not JSON (${err.message})`, { apiKey, cause: err });
+  }
+  if (isBodyCut(err)) {
+    return new ProviderError('connection', 'Anthropic connection failed while reading the response body', {
+      cause: err,
+    });
+  }
   return err;
+}
+
+/** undici rejects a body read with `TypeError('terminated')` (cause: the socket error) when the connection drops mid-body. */
+function isBodyCut(err: unknown): boolean {
+  if (!(err instanceof TypeError)) return false;
+  const cause = (err as { cause?: { code?: unknown } }).cause;
+  return err.message === 'terminated' || typeof cause?.code === 'string';
 }

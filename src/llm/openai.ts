@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ProviderError } from '../domain/errors.js';
 import type { ContentBlock, LlmMessage, LlmRequest, LlmResponse, StopReason } from '../domain/llm.js';
 import type { LlmProvider } from '../domain/ports.js';
+import { badResponse, firstIssue, requireContent } from './bad-response.js';
 import { httpProviderError, redact } from './retry-after.js';
 
 /**
@@ -79,7 +80,7 @@ export function createOpenAiProvider(options: { baseURL: string; apiKey?: string
           const message = redact(errorMessage(text, response.statusText), options.apiKey);
           throw httpProviderError('OpenAI-compatible', response.status, message, { headers: response.headers });
         }
-        return toResponse(parseCompletion(text), request);
+        return toResponse(parseCompletion(text, response.status, options.apiKey), request, response.status);
       } catch (err) {
         if (signal.aborted) throw signal.reason;
         if (err instanceof ProviderError) throw err;
@@ -154,19 +155,17 @@ function errorMessage(text: string, statusText: string): string {
   return text.slice(0, MAX_ERROR_BODY_CHARS) || statusText || 'no body';
 }
 
-function parseCompletion(text: string): ChatCompletion {
+function parseCompletion(text: string, status: number, apiKey: string | undefined): ChatCompletion {
   let json: unknown;
   try {
     json = JSON.parse(text);
-  } catch {
-    throw new ProviderError('server', 'OpenAI-compatible server answered with invalid JSON');
+  } catch (err) {
+    const detail = `a body that is not JSON (${err instanceof Error ? err.message : String(err)})`;
+    throw badResponse('OpenAI-compatible server', detail, { apiKey, httpStatus: status });
   }
   const parsed = ChatCompletionSchema.safeParse(json);
   if (!parsed.success) {
-    throw new ProviderError(
-      'server',
-      `OpenAI-compatible server answered with an unexpected shape: ${parsed.error.message}`,
-    );
+    throw badResponse('OpenAI-compatible server', firstIssue(parsed.error), { httpStatus: status });
   }
   return parsed.data;
 }
@@ -178,7 +177,7 @@ const FINISH_REASONS: Record<string, StopReason> = {
   function_call: 'tool_use',
 };
 
-function toResponse(completion: ChatCompletion, request: LlmRequest): LlmResponse {
+function toResponse(completion: ChatCompletion, request: LlmRequest, status: number): LlmResponse {
   const choice = completion.choices[0];
   const content: ContentBlock[] = [];
   const message = choice?.message;
@@ -191,6 +190,7 @@ function toResponse(completion: ChatCompletion, request: LlmRequest): LlmRespons
       input: parseArguments(call.function.arguments),
     });
   }
+  requireContent('OpenAI-compatible server', content, status);
   const hasToolCalls = content.some((block) => block.type === 'tool_use');
   // Some servers (Ollama) report `stop` even when the turn is a tool call.
   const stopReason = hasToolCalls ? 'tool_use' : (FINISH_REASONS[choice?.finish_reason ?? 'stop'] ?? 'end_turn');

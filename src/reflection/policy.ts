@@ -28,9 +28,9 @@ export {
  *
  * `false`, and why:
  * - provider classes: the fail-fast ones (authentication, permission, quota, invalid_request) cannot
- *   be fixed by the model; the transport ones (rate_limit, overloaded, timeout, connection, server)
- *   reach a node only after the transport retries gave up, and reflection must never spend
- *   attempts on transport problems (DESIGN §5.1).
+ *   be fixed by the model; the transport ones (rate_limit, overloaded, timeout, connection, server,
+ *   bad_response) reach a node only after the transport retries gave up, and reflection must never
+ *   spend attempts on transport problems (DESIGN §5.1).
  * - CANCELLED, SHUTTING_DOWN: the run is being stopped, not failing.
  * - LLM_CALL_LIMIT_EXCEEDED, LIMIT_EXCEEDED, OUTPUT_TOO_LARGE, WORKFLOW_TIMEOUT: a retry would only hit the limit again.
  * - MISSING_CONTEXT, UNKNOWN_MODEL, PROVIDER_NOT_CONFIGURED: the definition or the deployment is
@@ -62,6 +62,7 @@ const WORKFLOW_REFLECTABLE: Record<ErrorCode, boolean> = {
   LLM_TIMEOUT: false,
   LLM_CONNECTION: false,
   LLM_SERVER_ERROR: false,
+  LLM_BAD_RESPONSE: false,
   LLM_AUTHENTICATION: false,
   LLM_PERMISSION: false,
   LLM_QUOTA: false,

@@ -71,7 +71,11 @@ export interface IdempotencyRow {
   created_at: number;
 }
 
-const ErrorInfoSchema = z.object({ code: z.string(), message: z.string() });
+const ErrorInfoSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
 const EventPayloadSchema = z.record(z.string(), z.unknown());
 
 /** JSON columns store SQL NULL for an absent or null value; anything else is one JSON.stringify. */

@@ -213,9 +213,10 @@ describe('graceful shutdown (SIGTERM)', () => {
     const refused = probes.filter((p): p is Extract<Probe, { error: string }> => 'error' in p);
     expect(answered.length, JSON.stringify(probes)).toBeGreaterThan(0);
     for (const p of answered) expect(p.status, JSON.stringify(p)).toBe(503);
-    // The service's own drain answer (rather than only fastify's generic one while closing).
+    // The service's own drain answer, also while the server closes (never fastify's generic one).
     const draining = answered.filter((p) => p.code === 'SHUTTING_DOWN');
     expect(draining.length, JSON.stringify(probes)).toBeGreaterThan(0);
+    expect(draining.length, JSON.stringify(probes)).toBe(answered.length);
     for (const p of draining) expect(p.retryAfter, p.what).toBe(String(graceMs / 1000));
     expect(new Set(draining.map((p) => p.what))).toEqual(
       new Set(['POST /v1/workflows', 'GET /v1/workflows/:id', 'GET /readyz']),

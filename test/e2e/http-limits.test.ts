@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServerProcess, startServer, stopAllServers, tempDir } from '../helpers/server-process.js';
 
@@ -108,5 +109,52 @@ describe('HTTP limits and edges (real process)', () => {
       ]),
     );
     expect(doc.paths?.['/v1/workflows']).toHaveProperty('post');
+  });
+});
+
+describe('slow headers (real process)', () => {
+  // DESIGN §13: headersTimeout is enforced on time, not at Node's default 30 s check interval.
+  it('closes a connection still sending its headers after HEADERS_TIMEOUT_MS, while /healthz keeps answering', {
+    timeout: 20_000,
+  }, async () => {
+    const slow = await startServer({ dbPath: tmp.dbPath('slow-headers.db'), env: { HEADERS_TIMEOUT_MS: '1000' } });
+    const { port } = new URL(slow.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    const openedAt = Date.now();
+    socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    // One header byte every 100 ms: never idle, so only the headers timeout can end it.
+    const trickle = setInterval(() => {
+      if (!socket.destroyed) socket.write('X');
+    }, 100);
+    let received = '';
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+    });
+    socket.on('error', () => {});
+    let closedAfter = -1;
+    socket.once('close', () => {
+      closedAfter = Date.now() - openedAt;
+    });
+
+    // Meanwhile, other connections are served promptly.
+    const probes: number[] = [];
+    while (closedAfter < 0 && Date.now() - openedAt < 6_000) {
+      const started = Date.now();
+      const res = await fetch(`${slow.url}/healthz`);
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      probes.push(Date.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    clearInterval(trickle);
+    socket.destroy();
+
+    expect(closedAfter, 'the slow-header socket was not closed within 6 s').toBeGreaterThan(0);
+    expect(closedAfter).toBeGreaterThanOrEqual(900);
+    expect(closedAfter).toBeLessThan(2_500);
+    expect(received).toMatch(/^HTTP\/1\.1 408/);
+    expect(probes.length).toBeGreaterThan(3);
+    expect(Math.max(...probes)).toBeLessThan(1_000);
   });
 });

@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config.js';
 import { createDeps, type Deps, type DepsOverrides } from '../../src/deps.js';
 import type { Status } from '../../src/domain/status.js';
 import { type FakeServer, type ReplySource, startFakeAnthropic } from './fake-anthropic.js';
+import { startFakeOpenAi } from './fake-openai.js';
 
 export { quickStartExample } from '../../src/api/examples.js';
 
@@ -59,22 +60,57 @@ export async function waitForStatus(
   }
 }
 
+interface FakeAppOptions {
+  defaultReply?: ReplySource;
+  env?: Record<string, string>;
+}
+
+interface FakeApp {
+  readonly fake: FakeServer;
+  readonly t: TestApp;
+}
+
 /**
  * A test app whose `anthropic/*` models reach a fake Anthropic API on 127.0.0.1 through the real
  * SDK. Registers its own lifecycle hooks: the fake's request log is emptied before every test.
  */
-export function useAnthropicTestApp(options: { defaultReply?: ReplySource; env?: Record<string, string> } = {}): {
-  readonly fake: FakeServer;
-  readonly t: TestApp;
-} {
+export function useAnthropicTestApp(options: FakeAppOptions = {}): FakeApp {
+  return useFakeProviderApp(
+    'Anthropic',
+    startFakeAnthropic,
+    (url) => ({
+      ANTHROPIC_API_KEY: 'sk-ant-test-key-000',
+      ANTHROPIC_BASE_URL: url,
+      ...options.env,
+    }),
+    options.defaultReply,
+  );
+}
+
+/** The same for `openai/*` models and a fake OpenAI-compatible `/chat/completions` server. */
+export function useOpenAiTestApp(options: FakeAppOptions = {}): FakeApp {
+  return useFakeProviderApp(
+    'OpenAI',
+    startFakeOpenAi,
+    (url) => ({
+      OPENAI_API_KEY: 'sk-openai-test-key-000',
+      OPENAI_BASE_URL: url,
+      ...options.env,
+    }),
+    options.defaultReply,
+  );
+}
+
+function useFakeProviderApp(
+  name: string,
+  start: (options: { defaultReply?: ReplySource }) => Promise<FakeServer>,
+  env: (url: string) => Record<string, string>,
+  defaultReply: ReplySource | undefined,
+): FakeApp {
   const state: { fake?: FakeServer; t?: TestApp } = {};
   beforeAll(async () => {
-    state.fake = await startFakeAnthropic(options.defaultReply ? { defaultReply: options.defaultReply } : {});
-    state.t = await buildTestApp({
-      ANTHROPIC_API_KEY: 'sk-ant-test-key-000',
-      ANTHROPIC_BASE_URL: state.fake.url,
-      ...options.env,
-    });
+    state.fake = await start(defaultReply ? { defaultReply } : {});
+    state.t = await buildTestApp(env(state.fake.url));
   });
   afterAll(async () => {
     await state.t?.close();
@@ -85,7 +121,7 @@ export function useAnthropicTestApp(options: { defaultReply?: ReplySource; env?:
   });
   return {
     get fake() {
-      if (!state.fake) throw new Error('the fake Anthropic server starts in beforeAll');
+      if (!state.fake) throw new Error(`the fake ${name} server starts in beforeAll`);
       return state.fake;
     },
     get t() {

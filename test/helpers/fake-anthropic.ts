@@ -10,6 +10,14 @@ import type { Socket } from 'node:net';
 export interface FakeReply {
   status?: number;
   body?: unknown;
+  /** Sent byte for byte instead of `JSON.stringify(body)`: invalid JSON, an empty body, any text. */
+  raw?: string;
+  /**
+   * A broken transport instead of an answer. `truncate`: the headers declare the whole body's
+   * content-length, half of it is sent, then the socket is destroyed. `reset`: the connection is
+   * reset (TCP RST) before any byte of the response.
+   */
+  fault?: 'truncate' | 'reset';
   headers?: Record<string, string>;
   delayMs?: number;
   /** Never answer; the client has to abort (close() still ends it). */
@@ -127,12 +135,22 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
 
 function send(res: ServerResponse, reply: FakeReply): void {
   if (res.writableEnded || res.destroyed) return;
-  const payload = reply.body === undefined ? '' : JSON.stringify(reply.body);
+  if (reply.fault === 'reset') {
+    res.socket?.resetAndDestroy();
+    return;
+  }
+  const payload = reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
   res.writeHead(reply.status ?? 200, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(payload),
     ...reply.headers,
   });
+  if (reply.fault === 'truncate') {
+    // The client has the headers and part of the body, then the connection is gone.
+    const bytes = Buffer.from(payload);
+    res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.socket?.destroy());
+    return;
+  }
   res.end(payload);
 }
 

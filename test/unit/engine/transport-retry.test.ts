@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, ProviderError } from '../../../src/domain/errors.js';
 import type { Clock } from '../../../src/domain/ports.js';
+import { deadlineOf, inheritDeadline, withDeadline } from '../../../src/engine/deadline.js';
 import { backoffDelay, callWithRetry, type RetryNotice } from '../../../src/engine/transport-retry.js';
 
 function recordingClock(): Clock & { slept: number[] } {
@@ -93,5 +94,126 @@ describe('callWithRetry', () => {
   it('caps exponential delays at maxDelayMs and keeps at least half', () => {
     expect(backoffDelay(policy, 10, () => 1)).toBe(30_000);
     expect(backoffDelay(policy, 1, () => 0)).toBe(500);
+  });
+});
+
+/** A clock whose sleeps advance its own time: nothing waits for real. */
+function manualClock(start = 1_700_000_000_000): Clock & { slept: number[]; advance(ms: number): void } {
+  let now = start;
+  const slept: number[] = [];
+  return {
+    slept,
+    now: () => now,
+    async sleep(ms, signal) {
+      if (signal?.aborted) throw signal.reason;
+      slept.push(ms);
+      now += ms;
+    },
+    advance(ms) {
+      now += ms;
+    },
+  };
+}
+
+const nodeTimeout = () => new AppError('NODE_TIMEOUT', 'node deadline');
+
+describe('callWithRetry: retry-after against the deadline', () => {
+  it('fails at once with the rate limit when retry-after is past the deadline, retryAfterMs in details', async () => {
+    const clock = manualClock();
+    const deadline = withDeadline(new AbortController().signal, 4_000, nodeTimeout, clock.now());
+    const { call, calls } = failing([new ProviderError('rate_limit', 'HTTP 429', { retryAfterMs: 3_600_000 })]);
+    const notices: RetryNotice[] = [];
+    try {
+      const err = await callWithRetry(call, {
+        policy,
+        signal: deadline.signal,
+        clock,
+        onRetry: (n) => notices.push(n),
+      }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ProviderError);
+      const failure = err as ProviderError;
+      expect(failure.code).toBe('LLM_RATE_LIMIT');
+      expect(failure.retryAfterMs).toBe(3_600_000);
+      expect(failure.message).toContain('3600000 ms');
+      expect(failure.toJSON()).toEqual({
+        code: 'LLM_RATE_LIMIT',
+        message: failure.message,
+        details: { retryAfterMs: 3_600_000 },
+      });
+    } finally {
+      deadline.dispose();
+    }
+    expect(calls()).toBe(1);
+    expect(clock.slept).toEqual([]);
+    expect(notices).toEqual([]);
+  });
+
+  it('waits as before when the requested wait fits before the deadline', async () => {
+    const clock = manualClock();
+    const deadline = withDeadline(new AbortController().signal, 4_000, nodeTimeout, clock.now());
+    const { call, calls } = failing([new ProviderError('rate_limit', '429', { retryAfterMs: 3_000 })]);
+    await expect(callWithRetry(call, { policy, signal: deadline.signal, clock, onRetry: () => {} })).resolves.toBe(
+      'ok',
+    );
+    deadline.dispose();
+    expect(calls()).toBe(2);
+    expect(clock.slept).toEqual([3_000]);
+  });
+
+  it('counts the time already spent: a wait that fitted at the start no longer does later', async () => {
+    const clock = manualClock();
+    const deadline = withDeadline(new AbortController().signal, 4_000, nodeTimeout, clock.now());
+    const { call, calls } = failing([
+      new ProviderError('overloaded', '529', { retryAfterMs: 2_500 }),
+      new ProviderError('overloaded', '529', { retryAfterMs: 2_500 }),
+    ]);
+    const err = await callWithRetry(call, { policy, signal: deadline.signal, clock, onRetry: () => {} }).catch(
+      (e: unknown) => e,
+    );
+    deadline.dispose();
+    // 2.5 s fit into 4 s once; at 2.5 s in, another 2.5 s does not.
+    expect(clock.slept).toEqual([2_500]);
+    expect(calls()).toBe(2);
+    expect(err).toMatchObject({ code: 'LLM_OVERLOADED', retryAfterMs: 2_500 });
+  });
+
+  it('uses the earliest deadline of the chain (the workflow deadline inside a longer node deadline)', async () => {
+    const clock = manualClock();
+    const workflow = withDeadline(new AbortController().signal, 1_000, nodeTimeout, clock.now());
+    const node = withDeadline(workflow.signal, 4_000, nodeTimeout, clock.now());
+    const { call, calls } = failing([new ProviderError('rate_limit', '429', { retryAfterMs: 2_000 })]);
+    await expect(callWithRetry(call, { policy, signal: node.signal, clock, onRetry: () => {} })).rejects.toMatchObject({
+      code: 'LLM_RATE_LIMIT',
+    });
+    node.dispose();
+    workflow.dispose();
+    expect(calls()).toBe(1);
+    expect(clock.slept).toEqual([]);
+  });
+
+  it('backoff without a retry-after is unchanged, deadline or not', async () => {
+    const clock = manualClock();
+    const deadline = withDeadline(new AbortController().signal, 100, nodeTimeout, clock.now());
+    const { call } = failing([new ProviderError('server', '500')]);
+    await callWithRetry(call, { policy, signal: deadline.signal, clock, onRetry: () => {}, random: () => 1 });
+    deadline.dispose();
+    expect(clock.slept).toEqual([1_000]);
+  });
+});
+
+describe('deadlineOf', () => {
+  it('is the earliest absolute deadline over the chain, Infinity without one', () => {
+    const root = new AbortController().signal;
+    expect(deadlineOf(root)).toBe(Number.POSITIVE_INFINITY);
+    const outer = withDeadline(root, 5_000, nodeTimeout, 1_000);
+    const inner = withDeadline(outer.signal, 10_000, nodeTimeout, 2_000);
+    const open = withDeadline(inner.signal, undefined, nodeTimeout, 3_000);
+    expect(deadlineOf(outer.signal)).toBe(6_000);
+    expect(deadlineOf(inner.signal)).toBe(6_000);
+    expect(deadlineOf(open.signal)).toBe(6_000);
+    const linked = new AbortController().signal;
+    inheritDeadline(linked, inner.signal);
+    expect(deadlineOf(linked)).toBe(6_000);
+    for (const d of [open, inner, outer]) d.dispose();
   });
 });

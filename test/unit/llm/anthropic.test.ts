@@ -206,3 +206,57 @@ describe('anthropic provider: transport failures', () => {
     expect((await pending).kind).toBe('connection');
   });
 });
+
+describe('anthropic provider: bodies that are not a usable message', () => {
+  const thinkingOnly = { ...textMessage(''), content: [{ type: 'thinking', thinking: 'hmm', signature: 's' }] };
+  it.each([
+    ['invalid JSON', { raw: '{"id": "msg_1", "content": [' }],
+    ['an empty body', { raw: '' }],
+    ['{}', { body: {} }],
+    ['content that is not a list', { body: { ...textMessage('x'), content: 'x' } }],
+    ['a text block without text', { body: { ...textMessage('x'), content: [{ type: 'text' }] } }],
+    ['usage without token counts', { body: { ...textMessage('x'), usage: {} } }],
+    ['a text/plain body', { raw: 'upstream says hi', headers: { 'content-type': 'text/plain' } }],
+    ['a message with no content blocks', { body: { ...textMessage('x'), content: [] } }],
+    ['a message with only a thinking block', { body: thinkingOnly }],
+  ] as const)('2xx with %s → bad_response (LLM_BAD_RESPONSE, retryable)', async (_, reply) => {
+    fake.enqueue(reply);
+    const err = await providerFailure(provider.complete(request(), { signal }));
+    expect(err.kind).toBe('bad_response');
+    expect(err.code).toBe('LLM_BAD_RESPONSE');
+    expect(err.retryable).toBe(true);
+    expect(err.message).toMatch(/^Anthropic answered with /);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('never puts the API key in the message when an invalid body echoes it', async () => {
+    fake.enqueue({ raw: `${API_KEY} is not JSON` });
+    const err = await providerFailure(provider.complete(request(), { signal }));
+    expect(err.kind).toBe('bad_response');
+    expect(err.message).not.toContain(API_KEY);
+  });
+
+  it.each([
+    [
+      'cut mid-body (content-length longer than what arrives)',
+      { body: textMessage('a long answer'), fault: 'truncate' },
+    ],
+    ['reset before the response', { fault: 'reset' }],
+  ] as const)('a connection %s → connection (LLM_CONNECTION, retryable)', async (_, reply) => {
+    fake.enqueue(reply);
+    const err = await providerFailure(provider.complete(request(), { signal }));
+    expect(err.kind).toBe('connection');
+    expect(err.code).toBe('LLM_CONNECTION');
+    expect(err.retryable).toBe(true);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('an abort while the body is being read rethrows the signal reason', async () => {
+    const controller = new AbortController();
+    const reason = new Error('node deadline');
+    fake.enqueue({ body: textMessage('slow'), delayMs: 200 });
+    const pending = provider.complete(request(), { signal: controller.signal });
+    setTimeout(() => controller.abort(reason), 50);
+    await expect(pending).rejects.toBe(reason);
+  });
+});

@@ -167,11 +167,6 @@ describe('openai-compatible provider against the fake server', () => {
     expect(err.message).toContain('not found, try pulling it first');
   });
 
-  it('an unexpected body shape → server error (retryable)', async () => {
-    fake.enqueue({ body: { choices: [] } });
-    expect((await providerFailure(provider.complete(request(), { signal }))).kind).toBe('server');
-  });
-
   it('an abort during a hanging call rethrows the signal reason unchanged', async () => {
     fake.enqueue({ hang: true });
     const controller = new AbortController();
@@ -200,5 +195,49 @@ describe('openai-compatible provider: transport failures', () => {
     const err = await providerFailure(unreachable.complete(request(), { signal }));
     expect(err.kind).toBe('connection');
     expect(err.retryable).toBe(true);
+  });
+});
+
+describe('openai-compatible provider: bodies that are not a usable completion', () => {
+  const withMessage = (message: Record<string, unknown>) => {
+    const body = chatText('x');
+    return { ...body, choices: [{ ...body.choices[0]!, message: { role: 'assistant', ...message } }] };
+  };
+  it.each([
+    ['invalid JSON', { raw: '{"id": "chatcmpl-1", "choices": [' }],
+    ['an empty body', { raw: '' }],
+    ['{}', { body: {} }],
+    ['no choices', { body: { ...chatText('x'), choices: [] } }],
+    ['a choice without a message', { body: { ...chatText('x'), choices: [{ index: 0, finish_reason: 'stop' }] } }],
+    ['a text/plain body', { raw: 'upstream says hi', headers: { 'content-type': 'text/plain' } }],
+    ['a message with neither content nor tool calls', { body: withMessage({ content: null }) }],
+    ['a message with empty content', { body: withMessage({ content: '' }) }],
+  ] as const)('2xx with %s → bad_response (LLM_BAD_RESPONSE, retryable)', async (_, reply) => {
+    fake.enqueue(reply);
+    const err = await providerFailure(provider.complete(request(), { signal }));
+    expect(err.kind).toBe('bad_response');
+    expect(err.code).toBe('LLM_BAD_RESPONSE');
+    expect(err.retryable).toBe(true);
+    expect(err.httpStatus).toBe(200);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('never puts the API key in the message when an invalid body echoes it', async () => {
+    fake.enqueue({ raw: `${API_KEY} is not JSON` });
+    const err = await providerFailure(provider.complete(request(), { signal }));
+    expect(err.kind).toBe('bad_response');
+    expect(err.message).not.toContain(API_KEY);
+  });
+
+  it.each([
+    ['cut mid-body (content-length longer than what arrives)', { body: chatText('a long answer'), fault: 'truncate' }],
+    ['reset before the response', { fault: 'reset' }],
+  ] as const)('a connection %s → connection (LLM_CONNECTION, retryable)', async (_, reply) => {
+    fake.enqueue(reply);
+    const err = await providerFailure(provider.complete(request(), { signal }));
+    expect(err.kind).toBe('connection');
+    expect(err.code).toBe('LLM_CONNECTION');
+    expect(err.retryable).toBe(true);
+    expect(fake.requests).toHaveLength(1);
   });
 });

@@ -53,6 +53,7 @@ describe('isReflectable', () => {
     'timeout',
     'connection',
     'server',
+    'bad_response',
   ])('does not reflect on a %s provider error', (kind) => {
     expect(isReflectable(new ProviderError(kind, 'provider said no', { httpStatus: 500 }))).toBe(false);
   });

@@ -1,0 +1,39 @@
+import type { z } from 'zod';
+import { ProviderError } from '../domain/errors.js';
+import type { ContentBlock } from '../domain/llm.js';
+import { redact } from './retry-after.js';
+
+/**
+ * A 2xx the adapter cannot turn into an answer (DESIGN §5.1): not JSON, not the expected shape, or
+ * no content at all. It is `bad_response` (LLM_BAD_RESPONSE): transient like a 5xx, so the one
+ * retry layer tries again, and the node fails with this code, not INTERNAL, when the tries run out.
+ */
+export function badResponse(
+  provider: string,
+  detail: string,
+  options: { apiKey?: string; httpStatus?: number; cause?: unknown } = {},
+): ProviderError {
+  // JSON.parse messages quote the body, which may echo the credentials back.
+  return new ProviderError('bad_response', `${provider} answered with ${redact(detail, options.apiKey)}`, {
+    httpStatus: options.httpStatus,
+    cause: options.cause,
+  });
+}
+
+/** The first issue as `path: message`: enough to see what was wrong, without dumping the body. */
+export function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'an unexpected shape';
+  const path = issue.path.length === 0 ? 'the body' : issue.path.join('.');
+  return `an unexpected shape (${path}: ${issue.message})`;
+}
+
+/**
+ * A turn with neither text nor a tool call gives the executor nothing to act on: with no
+ * responseFormat it would complete the node with "" as if that were the answer. Treated as a bad
+ * response, so the call is made again; the node fails with LLM_BAD_RESPONSE if it never improves.
+ */
+export function requireContent(provider: string, content: readonly ContentBlock[], httpStatus?: number): void {
+  const usable = content.some((block) => block.type === 'tool_use' || (block.type === 'text' && block.text !== ''));
+  if (!usable) throw badResponse(provider, 'a message without text or tool calls', { httpStatus });
+}
