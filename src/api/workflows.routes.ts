@@ -7,6 +7,7 @@ import { WorkflowDefinitionSchema } from '../domain/definition.js';
 import { AppError, NotFoundError } from '../domain/errors.js';
 import type { WorkflowStore } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
+import { isTerminal } from '../domain/status.js';
 import {
   errorResponses,
   IdParamsSchema,
@@ -196,10 +197,17 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
         tags: ['workflows'],
         summary: 'Cancel a workflow and its children (sticky, also before it starts)',
         params: IdParamsSchema,
-        response: { 202: WorkflowViewSchema, ...errorResponses(400, 401, 404, 500) },
+        response: { 202: WorkflowViewSchema, ...errorResponses(400, 401, 404, 409, 500) },
       },
     },
     async (request, reply) => {
+      const current = await getOwned(request.tenantId, request.params.id);
+      if (isTerminal(current.status)) {
+        // A finished workflow cannot be cancelled: say so instead of a 202 that changed nothing.
+        throw new AppError('WORKFLOW_TERMINAL', `workflow ${current.id} is already ${current.status}`, {
+          statusCode: 409,
+        });
+      }
       const workflow = await deps.executor.cancel(request.tenantId, request.params.id);
       if (!workflow) throw new NotFoundError(`workflow ${request.params.id}`);
       return reply.code(202).send(await fullView(deps.store, workflow));
