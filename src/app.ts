@@ -107,6 +107,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // A browser pointed at the service lands on the API documentation; public like /docs.
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs', 302));
 
   await app.register(healthRoutes, { deps });
   await app.register(workflowRoutes, { deps });
