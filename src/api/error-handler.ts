@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../domain/errors.js';
+import { AppError, type ErrorDetail, ValidationError } from '../domain/errors.js';
 import type { ErrorBody } from './schemas.js';
 
 /**
@@ -8,11 +8,6 @@ import type { ErrorBody } from './schemas.js';
  * `{ statusCode, code, error, message, details? }`. 5xx answers are generic and never carry the
  * original message; the error itself is handed to the request log line (one line per request).
  */
-
-export interface ValidationDetail {
-  path: string;
-  message: string;
-}
 
 /** Fastify's own error codes that deserve a stable public code of their own. */
 const FASTIFY_CODES: Record<string, string> = {
@@ -50,9 +45,14 @@ export interface ErrorHandlingOptions {
   unavailableRetryAfterMs?: number;
 }
 
-export function errorBody(statusCode: number, code: string, message: string, details?: unknown): ErrorBody {
+export function errorBody(
+  statusCode: number,
+  code: string,
+  message: string,
+  details?: readonly ErrorDetail[],
+): ErrorBody {
   const body: ErrorBody = { statusCode, code, error: STATUS_CODES[statusCode] ?? 'Error', message };
-  if (details !== undefined) body.details = details;
+  if (details !== undefined) body.details = [...details];
   return body;
 }
 
@@ -63,8 +63,8 @@ interface ValidationIssue {
 }
 
 /** Turns schema-validation issues into `{ path: 'root.steps.0.agent', message }` entries. */
-export function validationDetails(issues: readonly ValidationIssue[], context: string | undefined): ValidationDetail[] {
-  const details: ValidationDetail[] = [];
+export function validationDetails(issues: readonly ValidationIssue[], context: string | undefined): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
   for (const issue of issues) {
     const segments = (issue.instancePath ?? '').split('/').filter((s) => s !== '');
     // The body is the document itself; other sources are prefixed so `limit` reads `querystring.limit`.
@@ -82,19 +82,37 @@ export function validationDetails(issues: readonly ValidationIssue[], context: s
   return details;
 }
 
-export function summarize(details: readonly ValidationDetail[]): string {
+export function summarize(details: readonly ErrorDetail[]): string {
   const [first] = details;
   if (!first) return 'invalid request';
   const more = details.length > 1 ? ` (and ${details.length - 1} more)` : '';
   return `${first.path}: ${first.message}${more}`;
 }
 
-/** Details as the engine's ValidationError may carry them; accepted when they already have paths. */
-function isDetailList(value: unknown): value is ValidationDetail[] {
+/** Only details of the one public shape leave; anything else an error carries stays internal. */
+function isDetailList(value: unknown): value is ErrorDetail[] {
   return (
     Array.isArray(value) &&
-    value.every((d) => typeof d === 'object' && d !== null && typeof (d as ValidationDetail).path === 'string')
+    value.every(
+      (d) =>
+        typeof d === 'object' &&
+        d !== null &&
+        typeof (d as ErrorDetail).path === 'string' &&
+        typeof (d as ErrorDetail).message === 'string',
+    )
   );
+}
+
+/**
+ * The stores name the parameter they reject (`cursor`); on the wire it is a query parameter, so
+ * its path gets the `querystring.` prefix schema validation gives every other one.
+ */
+export function asQueryError(err: unknown): never {
+  if (err instanceof ValidationError && err.details !== undefined) {
+    const details = err.details.map((d) => ({ path: `querystring.${d.path}`, message: d.message }));
+    throw new ValidationError(summarize(details), details);
+  }
+  throw err;
 }
 
 function retryAfterSeconds(ms: number): string {
@@ -116,12 +134,13 @@ export function sendError(
 
   if (err instanceof AppError && err.statusCode < 500) {
     if (err.retryAfterMs !== undefined) reply.header('retry-after', retryAfterSeconds(err.retryAfterMs));
+    const details = isDetailList(err.details) ? err.details : undefined;
     let message = err.message;
-    if (err.code === 'VALIDATION_ERROR' && isDetailList(err.details)) {
+    if (err.code === 'VALIDATION_ERROR' && details !== undefined) {
       // The engine's messages may not name a field; the summary always does.
-      if (!err.details.some((d) => message.includes(d.path))) message = summarize(err.details);
+      if (!details.some((d) => message.includes(d.path))) message = summarize(details);
     }
-    return reply.code(err.statusCode).send(errorBody(err.statusCode, err.code, message, err.details));
+    return reply.code(err.statusCode).send(errorBody(err.statusCode, err.code, message, details));
   }
 
   const status = typeof e.statusCode === 'number' ? e.statusCode : 500;

@@ -9,15 +9,20 @@ import { quickStartExample } from './examples.js';
  * their route; everything here is used by more than one module or by the OpenAPI document.
  */
 
-export const ErrorBodySchema = z
-  .object({
-    statusCode: z.int(),
-    code: z.string().describe('Stable UPPER_SNAKE error code.'),
-    error: z.string(),
-    message: z.string(),
-    details: z.unknown().optional().describe('For validation errors: [{ path, message }].'),
-  })
-  .describe('Error');
+export const ErrorDetailSchema = z.object({
+  path: z
+    .string()
+    .describe('Dotted path of the field: `root.steps.0.agent`, `querystring.limit`, `headers.idempotency-key`.'),
+  message: z.string().describe('What is wrong with it, in plain words.'),
+});
+
+export const ErrorBodySchema = z.object({
+  statusCode: z.int(),
+  code: z.string().describe('Stable UPPER_SNAKE error code.'),
+  error: z.string().describe('The HTTP status text.'),
+  message: z.string(),
+  details: z.array(ErrorDetailSchema).optional().describe('One entry per offending field.'),
+});
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
 /** The error responses a route can answer, for the OpenAPI document and the serializer. */

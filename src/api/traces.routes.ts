@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { NotFoundError } from '../domain/errors.js';
 import type { TraceStore } from '../domain/ports.js';
 import { TRACE_STATUSES, type TraceFilter } from '../domain/spans.js';
+import { asQueryError } from './error-handler.js';
 import { errorResponses } from './schemas.js';
 import { TracePageSchema, TraceViewSchema, toTraceSummaryView, toTraceView } from './trace-view.js';
 
@@ -54,7 +55,7 @@ export async function traceRoutes(app: FastifyInstance, opts: { deps: { traces: 
       if (status !== undefined) filter.status = status;
       if (from !== undefined) filter.from = Date.parse(from);
       if (to !== undefined) filter.to = Date.parse(to);
-      const page = await traces.traces(request.tenantId, filter, cursor ?? null, limit);
+      const page = await traces.traces(request.tenantId, filter, cursor ?? null, limit).catch(asQueryError);
       return { items: page.items.map(toTraceSummaryView), nextCursor: page.nextCursor };
     },
   );

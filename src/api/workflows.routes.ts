@@ -8,6 +8,7 @@ import { AppError, NotFoundError } from '../domain/errors.js';
 import type { WorkflowStore } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
 import { isTerminal } from '../domain/status.js';
+import { asQueryError } from './error-handler.js';
 import {
   errorResponses,
   IdParamsSchema,
@@ -122,7 +123,12 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
             'Idempotency-Key was already used with a different request body',
             {
               statusCode: 422,
-              details: { workflowId: result.workflowId },
+              details: [
+                {
+                  path: 'headers.idempotency-key',
+                  message: `was used by workflow ${result.workflowId} with a different body; use a new key`,
+                },
+              ],
             },
           );
       }
@@ -141,7 +147,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
     },
     async (request) => {
       const { cursor, limit, ...filter } = request.query;
-      const page = await deps.store.list(request.tenantId, filter, cursor ?? null, limit);
+      const page = await deps.store.list(request.tenantId, filter, cursor ?? null, limit).catch(asQueryError);
       return { items: page.items.map(toWorkflowSummary), nextCursor: page.nextCursor };
     },
   );

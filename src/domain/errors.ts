@@ -75,8 +75,17 @@ export interface ErrorInfo {
   message: string;
 }
 
+/** The one shape of error details on the wire (DESIGN §11): which field, and what is wrong with it. */
+export interface ErrorDetail {
+  /** Dotted, from the document root: `root.steps.0.agent`, `querystring.limit`. */
+  path: string;
+  message: string;
+}
+
 export class ValidationError extends AppError {
-  constructor(message: string, details?: unknown) {
+  declare readonly details: readonly ErrorDetail[] | undefined;
+
+  constructor(message: string, details?: readonly ErrorDetail[]) {
     super('VALIDATION_ERROR', message, { statusCode: 400, details });
   }
 }
