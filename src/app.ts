@@ -12,6 +12,7 @@ import { cacheRoutes } from './api/cache.routes.js';
 import { type ErrorSink, errorBody, registerErrorHandling } from './api/error-handler.js';
 import { eventRoutes } from './api/events.routes.js';
 import { healthRoutes } from './api/health.routes.js';
+import { registerJsonBodyParser } from './api/json-body.js';
 import { metricsRoutes } from './api/metrics.routes.js';
 import { prometheusRoutes, registerHttpMetrics } from './api/prometheus.routes.js';
 import { reflectionRoutes } from './api/reflections.routes.js';
@@ -47,6 +48,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // Slow-header clients are cut well before the whole-request timeout (DESIGN §13).
   app.server.headersTimeout = Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
 
+  registerJsonBodyParser(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
