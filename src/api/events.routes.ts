@@ -120,6 +120,7 @@ export async function eventRoutes(app: FastifyInstance, opts: { deps: Deps }): P
     '/v1/workflows/:id/events',
     {
       schema: {
+        operationId: 'listWorkflowEvents',
         tags: ['events'],
         summary: 'Workflow events: a JSON page, or SSE with Accept: text/event-stream',
         description:
@@ -139,7 +140,7 @@ export async function eventRoutes(app: FastifyInstance, opts: { deps: Deps }): P
               },
             },
           },
-          ...errorResponses(400, 401, 404, 500),
+          ...errorResponses(400, 401, 404, 429, 500),
         },
       },
     },
