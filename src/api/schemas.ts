@@ -15,7 +15,7 @@ export const ErrorDetailSchema = z.object({
 });
 
 export const ErrorBodySchema = z.object({
-  statusCode: z.int(),
+  statusCode: z.int().min(400).max(599).describe('The HTTP status, repeated.'),
   code: z.string().describe('Stable UPPER_SNAKE error code.'),
   error: z.string().describe('The HTTP status text.'),
   message: z.string(),
