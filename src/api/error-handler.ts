@@ -99,8 +99,9 @@ export function validationDetails(
     const keys = issue.params?.keys;
     if (Array.isArray(keys) && keys.length > 0) {
       const allowed = allowedKeysAt(part.schema, segments, part.data);
-      for (const key of keys)
-        details.push({ path: [...base, String(key)].join('.'), message: unknownField(key, allowed) });
+      for (const key of keys.map(String)) {
+        details.push({ path: [...base, key].join('.'), message: unknownField(key, allowed) });
+      }
       continue;
     }
     const message = plainMessage(
@@ -130,8 +131,9 @@ function transportMessage(e: Partial<FastifyError> & InvalidJsonError, request: 
       return `${what}: send content-type: application/json`;
     }
     case 'FST_ERR_CTP_INVALID_JSON_BODY': {
-      if (e.invalidJson?.kind === 'forbidden-key')
+      if (e.invalidJson?.kind === 'forbidden-key') {
         return 'body must not contain __proto__ or constructor.prototype keys';
+      }
       const at = e.invalidJson?.at;
       if (at === undefined) return 'body is not valid JSON';
       const what = at.found === undefined ? 'end of input' : JSON.stringify(at.found);

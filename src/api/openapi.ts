@@ -96,6 +96,7 @@ export function registerOpenApiMetadata(): void {
 /** Per route: zod → JSON Schema, then a description (and headers) on every response. */
 const transform: SwaggerTransform = (input) => {
   const result = jsonSchemaTransform(input);
+  if (!result.schema) return result; // a route without a schema
   const { responseDescriptions = {} } = input.schema ?? {};
   const schema = result.schema as Json & { response?: Record<string, Json> };
   delete schema.responseDescriptions;
