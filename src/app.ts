@@ -1,22 +1,18 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import {
-  jsonSchemaTransform,
-  jsonSchemaTransformObject,
-  serializerCompiler,
-  validatorCompiler,
-} from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerAuth } from './api/auth.js';
 import { registerBodyGuard } from './api/body-guard.js';
 import { cacheRoutes } from './api/cache.routes.js';
 import { type ErrorSink, errorBody, registerErrorHandling } from './api/error-handler.js';
 import { eventRoutes } from './api/events.routes.js';
 import { healthRoutes } from './api/health.routes.js';
+import { registerJsonBodyParser } from './api/json-body.js';
 import { metricsRoutes } from './api/metrics.routes.js';
+import { registerOpenApiMetadata, swaggerOptions } from './api/openapi.js';
 import { prometheusRoutes, registerHttpMetrics } from './api/prometheus.routes.js';
 import { reflectionRoutes } from './api/reflections.routes.js';
-import { registerOpenApiMetadata } from './api/schemas.js';
 import { traceRoutes } from './api/traces.routes.js';
 import { workflowRoutes } from './api/workflows.routes.js';
 import { headersTimeoutMs } from './config.js';
@@ -59,6 +55,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
   });
 
+  registerJsonBodyParser(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
@@ -104,31 +101,12 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   registerHttpMetrics(app, deps.telemetry);
 
   registerOpenApiMetadata();
-  await app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: {
-        title: 'baton',
-        version: '0.1.0',
-        description: 'Runs LLM agent workflows durably, with full observability.',
-      },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearerAuth: [] }],
-      tags: [
-        { name: 'workflows', description: 'Submit, inspect and cancel workflow runs' },
-        { name: 'events', description: 'Workflow events (JSON pages or SSE)' },
-        { name: 'cache', description: 'Response cache: stats, inspection, busting' },
-        { name: 'metrics', description: 'Efficiency records, rewards and feedback' },
-        { name: 'traces', description: 'Traces and spans of workflow runs (loki-mode shape)' },
-        { name: 'health', description: 'Probes' },
-      ],
-    },
-    transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
-  });
+  await app.register(fastifySwagger, swaggerOptions);
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // A browser pointed at the service lands on the API documentation; public like /docs.
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs', 302));
 
   await app.register(healthRoutes, { deps });
   await app.register(workflowRoutes, { deps });

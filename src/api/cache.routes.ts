@@ -75,10 +75,12 @@ export async function cacheRoutes(app: FastifyInstance, opts: { deps: { cache: R
     '/v1/cache',
     {
       schema: {
+        operationId: 'getCacheStats',
         tags: ['cache'],
         summary: 'Cache statistics and entries',
         querystring: z.object({ prefix: PrefixSchema.optional() }),
-        response: { 200: CacheStatsViewSchema, ...errorResponses(400, 401, 500) },
+        response: { 200: CacheStatsViewSchema, ...errorResponses(400, 401, 429, 500) },
+        responseDescriptions: { 200: 'The statistics and the first entries.' },
       },
     },
     async (request) => {
@@ -92,11 +94,13 @@ export async function cacheRoutes(app: FastifyInstance, opts: { deps: { cache: R
     '/v1/cache/:key',
     {
       schema: {
+        operationId: 'getCacheEntry',
         tags: ['cache'],
         summary: 'One cache entry and the cached response',
         description: 'Inspecting an entry does not count as a hit.',
         params: KeyParamsSchema,
-        response: { 200: CacheEntryDetailSchema, ...errorResponses(400, 401, 404, 500) },
+        response: { 200: CacheEntryDetailSchema, ...errorResponses(400, 401, 404, 429, 500) },
+        responseDescriptions: { 200: 'The entry and its cached response.' },
       },
     },
     async (request) => {
@@ -110,10 +114,11 @@ export async function cacheRoutes(app: FastifyInstance, opts: { deps: { cache: R
     '/v1/cache/:key',
     {
       schema: {
+        operationId: 'deleteCacheEntry',
         tags: ['cache'],
         summary: 'Bust one cache entry',
         params: KeyParamsSchema,
-        response: { 204: z.null().describe('Removed.'), ...errorResponses(400, 401, 404, 500) },
+        response: { 204: z.null().describe('Removed.'), ...errorResponses(400, 401, 404, 429, 500) },
       },
     },
     async (request, reply) => {
@@ -127,10 +132,12 @@ export async function cacheRoutes(app: FastifyInstance, opts: { deps: { cache: R
     '/v1/cache',
     {
       schema: {
+        operationId: 'deleteCacheEntries',
         tags: ['cache'],
         summary: 'Bust every cache entry whose key starts with a prefix',
         querystring: z.object({ prefix: PrefixSchema }),
-        response: { 200: z.object({ deleted: z.int() }), ...errorResponses(400, 401, 500) },
+        response: { 200: z.object({ deleted: z.int() }), ...errorResponses(400, 401, 429, 500) },
+        responseDescriptions: { 200: 'How many entries were removed.' },
       },
     },
     async (request) => ({ deleted: await cache.bustPrefix(request.tenantId, request.query.prefix) }),

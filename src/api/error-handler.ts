@@ -1,18 +1,16 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../domain/errors.js';
+import { AppError, type ErrorDetail, ValidationError } from '../domain/errors.js';
+import type { InvalidJsonError } from './json-body.js';
 import type { ErrorBody } from './schemas.js';
+import { allowedKeysAt, closestKey } from './unknown-fields.js';
+import { plainMessage } from './validation-messages.js';
 
 /**
  * The one HTTP error mapping (DESIGN §2, §11): every error leaves as
  * `{ statusCode, code, error, message, details? }`. 5xx answers are generic and never carry the
  * original message; the error itself is handed to the request log line (one line per request).
  */
-
-export interface ValidationDetail {
-  path: string;
-  message: string;
-}
 
 /** Fastify's own error codes that deserve a stable public code of their own. */
 const FASTIFY_CODES: Record<string, string> = {
@@ -50,21 +48,49 @@ export interface ErrorHandlingOptions {
   unavailableRetryAfterMs?: number;
 }
 
-export function errorBody(statusCode: number, code: string, message: string, details?: unknown): ErrorBody {
+export function errorBody(
+  statusCode: number,
+  code: string,
+  message: string,
+  details?: readonly ErrorDetail[],
+): ErrorBody {
   const body: ErrorBody = { statusCode, code, error: STATUS_CODES[statusCode] ?? 'Error', message };
-  if (details !== undefined) body.details = details;
+  if (details !== undefined) body.details = [...details];
   return body;
 }
 
+/** A validation issue as fastify-type-provider-zod reports it: zod's code as `keyword`, its fields in `params`. */
 interface ValidationIssue {
+  keyword?: string;
   instancePath?: string;
   message?: string;
   params?: Record<string, unknown>;
 }
 
-/** Turns schema-validation issues into `{ path: 'root.steps.0.agent', message }` entries. */
-export function validationDetails(issues: readonly ValidationIssue[], context: string | undefined): ValidationDetail[] {
-  const details: ValidationDetail[] = [];
+/** What was validated: the route's schema for that part of the request, and the value it was given. */
+export interface ValidatedPart {
+  schema?: unknown;
+  data?: unknown;
+}
+
+function valueAt(data: unknown, segments: readonly string[]): unknown {
+  let value = data;
+  for (const key of segments) value = typeof value === 'object' && value !== null ? (value as never)[key] : undefined;
+  return value;
+}
+
+function unknownField(key: string, allowed: readonly string[] | undefined): string {
+  const hint = allowed === undefined ? undefined : closestKey(key, allowed);
+  return hint === undefined ? `unknown field "${key}"` : `unknown field "${key}"; did you mean "${hint}"?`;
+}
+
+/** Turns schema-validation issues into `{ path: 'root.steps.0.agent', message }` entries in plain words. */
+export function validationDetails(
+  issues: readonly ValidationIssue[],
+  context: string | undefined,
+  part: ValidatedPart = {},
+): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
   for (const issue of issues) {
     const segments = (issue.instancePath ?? '').split('/').filter((s) => s !== '');
     // The body is the document itself; other sources are prefixed so `limit` reads `querystring.limit`.
@@ -72,29 +98,86 @@ export function validationDetails(issues: readonly ValidationIssue[], context: s
     const base = [...prefix, ...segments];
     const keys = issue.params?.keys;
     if (Array.isArray(keys) && keys.length > 0) {
-      for (const key of keys) {
-        details.push({ path: [...base, String(key)].join('.'), message: `unknown field "${String(key)}"` });
+      const allowed = allowedKeysAt(part.schema, segments, part.data);
+      for (const key of keys.map(String)) {
+        details.push({ path: [...base, key].join('.'), message: unknownField(key, allowed) });
       }
       continue;
     }
-    details.push({ path: base.length > 0 ? base.join('.') : (context ?? 'body'), message: issue.message ?? 'invalid' });
+    const message = plainMessage(
+      { ...issue.params, code: issue.keyword, message: issue.message },
+      { present: valueAt(part.data, segments) !== undefined, field: segments.at(-1) },
+    );
+    details.push({ path: base.length > 0 ? base.join('.') : (context ?? 'body'), message });
   }
   return details;
 }
 
-export function summarize(details: readonly ValidationDetail[]): string {
+const VALIDATED_PARTS = ['body', 'querystring', 'params', 'headers'] as const;
+
+function validatedPart(request: FastifyRequest, context: string | undefined): ValidatedPart {
+  const part = VALIDATED_PARTS.find((p) => p === context);
+  if (part === undefined) return {};
+  const data = { body: request.body, querystring: request.query, params: request.params, headers: request.headers };
+  return { schema: request.routeOptions.schema?.[part], data: data[part] };
+}
+
+/** Fastify's own client errors, reworded to say what to send instead. */
+function transportMessage(e: Partial<FastifyError> & InvalidJsonError, request: FastifyRequest): string | undefined {
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': {
+      const sent = (request.headers['content-type'] ?? '').split(';')[0]?.trim().slice(0, 100);
+      const what = sent ? `content-type ${JSON.stringify(sent)} is not supported` : 'the body has no content-type';
+      return `${what}: send content-type: application/json`;
+    }
+    case 'FST_ERR_CTP_INVALID_JSON_BODY': {
+      if (e.invalidJson?.kind === 'forbidden-key') {
+        return 'body must not contain __proto__ or constructor.prototype keys';
+      }
+      const at = e.invalidJson?.at;
+      if (at === undefined) return 'body is not valid JSON';
+      const what = at.found === undefined ? 'end of input' : JSON.stringify(at.found);
+      const expected = at.expected === undefined ? '' : ` (${at.expected})`;
+      return `body is not valid JSON: unexpected ${what} at line ${at.line}, column ${at.column}${expected}`;
+    }
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'body is empty but content-type is application/json: send a JSON document, or no content-type';
+    default:
+      return undefined;
+  }
+}
+
+export function summarize(details: readonly ErrorDetail[]): string {
   const [first] = details;
   if (!first) return 'invalid request';
   const more = details.length > 1 ? ` (and ${details.length - 1} more)` : '';
   return `${first.path}: ${first.message}${more}`;
 }
 
-/** Details as the engine's ValidationError may carry them; accepted when they already have paths. */
-function isDetailList(value: unknown): value is ValidationDetail[] {
+/** Only details of the one public shape leave; anything else an error carries stays internal. */
+function isDetailList(value: unknown): value is ErrorDetail[] {
   return (
     Array.isArray(value) &&
-    value.every((d) => typeof d === 'object' && d !== null && typeof (d as ValidationDetail).path === 'string')
+    value.every(
+      (d) =>
+        typeof d === 'object' &&
+        d !== null &&
+        typeof (d as ErrorDetail).path === 'string' &&
+        typeof (d as ErrorDetail).message === 'string',
+    )
   );
+}
+
+/**
+ * The stores name the parameter they reject (`cursor`); on the wire it is a query parameter, so
+ * its path gets the `querystring.` prefix schema validation gives every other one.
+ */
+export function asQueryError(err: unknown): never {
+  if (err instanceof ValidationError && err.details !== undefined) {
+    const details = err.details.map((d) => ({ path: `querystring.${d.path}`, message: d.message }));
+    throw new ValidationError(summarize(details), details);
+  }
+  throw err;
 }
 
 function retryAfterSeconds(ms: number): string {
@@ -107,21 +190,23 @@ export function sendError(
   err: unknown,
   options: ErrorHandlingOptions = {},
 ): FastifyReply {
-  const e = err as Partial<FastifyError> & { validation?: ValidationIssue[]; validationContext?: string };
+  const e = err as Partial<FastifyError> &
+    InvalidJsonError & { validation?: ValidationIssue[]; validationContext?: string };
 
   if (Array.isArray(e.validation)) {
-    const details = validationDetails(e.validation, e.validationContext);
+    const details = validationDetails(e.validation, e.validationContext, validatedPart(request, e.validationContext));
     return reply.code(400).send(errorBody(400, 'VALIDATION_ERROR', summarize(details), details));
   }
 
   if (err instanceof AppError && err.statusCode < 500) {
     if (err.retryAfterMs !== undefined) reply.header('retry-after', retryAfterSeconds(err.retryAfterMs));
+    const details = isDetailList(err.details) ? err.details : undefined;
     let message = err.message;
-    if (err.code === 'VALIDATION_ERROR' && isDetailList(err.details)) {
+    if (err.code === 'VALIDATION_ERROR' && details !== undefined) {
       // The engine's messages may not name a field; the summary always does.
-      if (!err.details.some((d) => message.includes(d.path))) message = summarize(err.details);
+      if (!details.some((d) => message.includes(d.path))) message = summarize(details);
     }
-    return reply.code(err.statusCode).send(errorBody(err.statusCode, err.code, message, err.details));
+    return reply.code(err.statusCode).send(errorBody(err.statusCode, err.code, message, details));
   }
 
   const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
@@ -130,9 +215,9 @@ export function sendError(
     // error's message is not known to be, so it gets the status text instead.
     const code = (e.code && FASTIFY_CODES[e.code]) ?? STATUS_CODE_NAMES[status] ?? 'BAD_REQUEST';
     const own = typeof e.code === 'string' && e.code.startsWith('FST_') && typeof e.message === 'string';
-    return reply
-      .code(status)
-      .send(errorBody(status, code, own ? (e.message as string) : (STATUS_CODES[status] ?? 'bad request')));
+    const message =
+      transportMessage(e, request) ?? (own ? (e.message as string) : (STATUS_CODES[status] ?? 'bad request'));
+    return reply.code(status).send(errorBody(status, code, message));
   }
 
   if (err instanceof AppError && err.statusCode === 503) {

@@ -150,6 +150,7 @@ export async function eventRoutes(app: FastifyInstance, opts: { deps: Deps }): P
     '/v1/workflows/:id/events',
     {
       schema: {
+        operationId: 'listWorkflowEvents',
         tags: ['events'],
         summary: 'Workflow events: a JSON page, or SSE with Accept: text/event-stream',
         description:

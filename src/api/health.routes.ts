@@ -14,10 +14,12 @@ export async function healthRoutes(app: FastifyInstance, opts: { deps: Deps }): 
     '/healthz',
     {
       schema: {
+        operationId: 'getLiveness',
         tags: ['health'],
         summary: 'Liveness: the process is up',
         security: [],
         response: { 200: z.object({ status: z.literal('ok') }) },
+        responseDescriptions: { 200: 'The process is up.' },
       },
     },
     async () => ({ status: 'ok' as const }),
@@ -27,6 +29,7 @@ export async function healthRoutes(app: FastifyInstance, opts: { deps: Deps }): 
     '/readyz',
     {
       schema: {
+        operationId: 'getReadiness',
         tags: ['health'],
         summary: 'Readiness: accepting work (503 while shutting down)',
         security: [],
@@ -34,6 +37,7 @@ export async function healthRoutes(app: FastifyInstance, opts: { deps: Deps }): 
           200: z.object({ status: z.literal('ready'), running: z.int(), queued: z.int() }),
           503: ErrorBodySchema,
         },
+        responseDescriptions: { 200: 'Ready: accepting work.' },
       },
     },
     async (_request, reply) => {

@@ -54,12 +54,12 @@ const WorkflowMetricsSchema = z.object({
 const RangeQuery = {
   from: z.iso.datetime().optional().describe('Completed at or after (ISO-8601).'),
   to: z.iso.datetime().optional().describe('Completed at or before (ISO-8601).'),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  limit: z.coerce.number().int().min(1).max(1000).default(100).describe('Records to return, newest first; 1-1000.'),
 };
 const EfficiencyQuerySchema = z.object({
   ...RangeQuery,
-  task_type: z.string().min(1).max(100).optional(),
-  complexity: z.enum(COMPLEXITIES).optional(),
+  task_type: z.string().min(1).max(100).optional().describe('Only records of this task type.'),
+  complexity: z.enum(COMPLEXITIES).optional().describe('Only records of this complexity.'),
 });
 const RewardsQuerySchema = z.object(RangeQuery);
 
@@ -92,11 +92,16 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
     '/v1/workflows/:id/metrics',
     {
       schema: {
+        operationId: 'getWorkflowMetrics',
         tags: ['metrics'],
         summary: 'Efficiency record and reward of a finished workflow',
         description: 'A 409 NOT_TERMINAL while the workflow runs.',
         params: IdParamsSchema,
-        response: { 200: WorkflowMetricsSchema, ...errorResponses(400, 401, 404, 409, 500) },
+        response: { 200: WorkflowMetricsSchema, ...errorResponses(400, 401, 404, 409, 429, 500) },
+        responseDescriptions: {
+          200: 'The efficiency record and the reward.',
+          409: 'The workflow has not ended yet (NOT_TERMINAL).',
+        },
       },
     },
     async (request) => {
@@ -115,10 +120,12 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
     '/v1/metrics/efficiency',
     {
       schema: {
+        operationId: 'listEfficiencyRecords',
         tags: ['metrics'],
         summary: 'Efficiency records and their running averages by task type',
         querystring: EfficiencyQuerySchema,
-        response: { 200: EfficiencyListSchema, ...errorResponses(400, 401, 500) },
+        response: { 200: EfficiencyListSchema, ...errorResponses(400, 401, 429, 500) },
+        responseDescriptions: { 200: 'The records and their averages.' },
       },
     },
     async (request) => {
@@ -137,6 +144,7 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
     '/v1/workflows/:id/feedback',
     {
       schema: {
+        operationId: 'submitWorkflowFeedback',
         tags: ['metrics'],
         summary: 'Record user feedback; recomputes the preference and aggregate rewards',
         description:
@@ -145,7 +153,14 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
           '409 while the workflow runs (NOT_TERMINAL) and for a cancelled workflow, which has no reward.',
         params: IdParamsSchema,
         body: FeedbackSchema,
-        response: { 200: z.object({ reward: RewardRecordSchema }), ...errorResponses(400, 401, 404, 409, 500) },
+        response: {
+          200: z.object({ reward: RewardRecordSchema }),
+          ...errorResponses(400, 401, 404, 409, 413, 415, 429, 500),
+        },
+        responseDescriptions: {
+          200: 'The recomputed reward.',
+          409: 'The workflow has not ended (NOT_TERMINAL) or was cancelled and has no reward (CONFLICT).',
+        },
       },
     },
     async (request) => {
@@ -167,10 +182,12 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
     '/v1/rewards',
     {
       schema: {
+        operationId: 'listRewards',
         tags: ['metrics'],
         summary: 'Reward records and their averages',
         querystring: RewardsQuerySchema,
-        response: { 200: RewardListSchema, ...errorResponses(400, 401, 500) },
+        response: { 200: RewardListSchema, ...errorResponses(400, 401, 429, 500) },
+        responseDescriptions: { 200: 'The records and their averages.' },
       },
     },
     async (request) => {

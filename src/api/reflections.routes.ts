@@ -78,13 +78,15 @@ export async function reflectionRoutes(app: FastifyInstance, opts: { deps: Deps 
     '/v1/workflows/:id/reflections',
     {
       schema: {
+        operationId: 'listWorkflowReflections',
         tags: ['workflows'],
         summary: 'Reflection history of a workflow, oldest first',
         description:
           'One entry per reflection (prompt, agent or workflow level): the failure, the decision, the revisions ' +
           'applied, and whether the attempt that followed succeeded.',
         params: IdParamsSchema,
-        response: { 200: ReflectionListSchema, ...errorResponses(400, 401, 404, 500) },
+        response: { 200: ReflectionListSchema, ...errorResponses(400, 401, 404, 429, 500) },
+        responseDescriptions: { 200: 'The reflection entries, oldest first.' },
       },
     },
     async (request) => {

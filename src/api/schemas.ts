@@ -1,23 +1,26 @@
 import { z } from 'zod';
-import { NodeSchema, WorkflowDefinitionSchema } from '../domain/definition.js';
 import { EVENT_TYPES } from '../domain/events.js';
 import { STATUSES } from '../domain/status.js';
-import { quickStartExample } from './examples.js';
 
 /**
  * HTTP schemas shared by the route modules (DESIGN §11). Route-specific shapes stay next to
  * their route; everything here is used by more than one module or by the OpenAPI document.
  */
 
-export const ErrorBodySchema = z
-  .object({
-    statusCode: z.int(),
-    code: z.string().describe('Stable UPPER_SNAKE error code.'),
-    error: z.string(),
-    message: z.string(),
-    details: z.unknown().optional().describe('For validation errors: [{ path, message }].'),
-  })
-  .describe('Error');
+export const ErrorDetailSchema = z.object({
+  path: z
+    .string()
+    .describe('Dotted path of the field: `root.steps.0.agent`, `querystring.limit`, `headers.idempotency-key`.'),
+  message: z.string().describe('What is wrong with it, in plain words.'),
+});
+
+export const ErrorBodySchema = z.object({
+  statusCode: z.int().min(400).max(599).describe('The HTTP status, repeated.'),
+  code: z.string().describe('Stable UPPER_SNAKE error code.'),
+  error: z.string().describe('The HTTP status text.'),
+  message: z.string(),
+  details: z.array(ErrorDetailSchema).optional().describe('One entry per offending field.'),
+});
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
 /** The error responses a route can answer, for the OpenAPI document and the serializer. */
@@ -51,12 +54,12 @@ const ErrorInfoSchema = z
 export const StatusSchema = z.enum(STATUSES);
 
 export const ListQuerySchema = z.object({
-  status: StatusSchema.optional(),
-  name: z.string().min(1).max(100).optional(),
-  correlationId: z.string().min(1).max(200).optional(),
-  parentWorkflowId: z.string().min(1).max(100).optional(),
+  status: StatusSchema.optional().describe('Only workflows in this status.'),
+  name: z.string().min(1).max(100).optional().describe('Only workflows of this name.'),
+  correlationId: z.string().min(1).max(200).optional().describe('Only workflows submitted with this correlationId.'),
+  parentWorkflowId: z.string().min(1).max(100).optional().describe('Only the child workflows of this workflow.'),
   cursor: z.string().min(1).max(500).optional().describe('nextCursor of the previous page.'),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: z.coerce.number().int().min(1).max(100).default(20).describe('Page size, 1-100.'),
 });
 
 export const LinksSchema = z.object({
@@ -155,28 +158,5 @@ export const EventPageSchema = z.object({
 
 export const EventsQuerySchema = z.object({
   after: z.coerce.number().int().min(0).default(0).describe('Return events with seq > after.'),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  limit: z.coerce.number().int().min(1).max(1000).default(100).describe('Page size, 1-1000.'),
 });
-
-/**
- * Metadata the OpenAPI transform reads from zod's global registry (where every `.describe()` of
- * the domain schemas already lives): ids for the recursive schemas, which must become components,
- * and the quick-start example on the submit body. Idempotent, so building several apps in one
- * process (tests) is fine.
- */
-export function registerOpenApiMetadata(): void {
-  const registry = z.globalRegistry;
-  const ensure = (schema: z.ZodType, meta: Record<string, unknown>): void => {
-    const current = registry.get(schema);
-    if (current && Object.keys(meta).every((key) => key in current)) return;
-    if (current) registry.remove(schema);
-    registry.add(schema, { ...current, ...meta });
-  };
-  ensure(NodeSchema, { id: 'WorkflowNode' });
-  ensure(NodeViewSchema, { id: 'NodeView' });
-  ensure(WorkflowDefinitionSchema, {
-    description:
-      'A workflow definition: agents, a tree of prompt, sequence, parallel and workflow nodes, options. See the README.',
-    examples: [quickStartExample],
-  });
-}

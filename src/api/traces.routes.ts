@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { NotFoundError } from '../domain/errors.js';
 import type { TraceStore } from '../domain/ports.js';
 import { TRACE_STATUSES, type TraceFilter } from '../domain/spans.js';
+import { asQueryError } from './error-handler.js';
 import { errorResponses } from './schemas.js';
 import { TracePageSchema, TraceViewSchema, toTraceSummaryView, toTraceView } from './trace-view.js';
 
@@ -28,7 +29,7 @@ const TraceListQuerySchema = z.object({
   from: IsoInstant.optional().describe('Traces submitted at or after this instant (ISO-8601).'),
   to: IsoInstant.optional().describe('Traces submitted before this instant (ISO-8601).'),
   cursor: z.string().min(1).max(500).optional().describe('nextCursor of the previous page.'),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: z.coerce.number().int().min(1).max(100).default(20).describe('Page size, 1-100.'),
 });
 
 export async function traceRoutes(app: FastifyInstance, opts: { deps: { traces: TraceStore } }): Promise<void> {
@@ -39,11 +40,13 @@ export async function traceRoutes(app: FastifyInstance, opts: { deps: { traces: 
     '/v1/traces',
     {
       schema: {
+        operationId: 'listTraces',
         tags: ['traces'],
         summary: 'List traces (one per root workflow), newest first',
         description: 'Summaries without spans; filter by workflow, group (correlationId), status and time range.',
         querystring: TraceListQuerySchema,
-        response: { 200: TracePageSchema, ...errorResponses(400, 401, 500) },
+        response: { 200: TracePageSchema, ...errorResponses(400, 401, 429, 500) },
+        responseDescriptions: { 200: 'A page of traces; pass nextCursor as ?cursor= for the next one.' },
       },
     },
     async (request) => {
@@ -54,7 +57,7 @@ export async function traceRoutes(app: FastifyInstance, opts: { deps: { traces: 
       if (status !== undefined) filter.status = status;
       if (from !== undefined) filter.from = Date.parse(from);
       if (to !== undefined) filter.to = Date.parse(to);
-      const page = await traces.traces(request.tenantId, filter, cursor ?? null, limit);
+      const page = await traces.traces(request.tenantId, filter, cursor ?? null, limit).catch(asQueryError);
       return { items: page.items.map(toTraceSummaryView), nextCursor: page.nextCursor };
     },
   );
@@ -63,13 +66,15 @@ export async function traceRoutes(app: FastifyInstance, opts: { deps: { traces: 
     '/v1/traces/:traceId',
     {
       schema: {
+        operationId: 'getTrace',
         tags: ['traces'],
         summary: 'A trace with all its spans',
         description:
           'Spans in start order, each with children (derived from parent_id) and its type fields ' +
           '(agent_name, model, tokens_in, …), in the loki-mode trace shape.',
         params: TraceParamsSchema,
-        response: { 200: TraceViewSchema, ...errorResponses(400, 401, 404, 500) },
+        response: { 200: TraceViewSchema, ...errorResponses(400, 401, 404, 429, 500) },
+        responseDescriptions: { 200: 'The trace.' },
       },
     },
     async (request) => {

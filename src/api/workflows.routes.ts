@@ -7,6 +7,8 @@ import { WorkflowDefinitionSchema } from '../domain/definition.js';
 import { AppError, NotFoundError } from '../domain/errors.js';
 import type { WorkflowStore } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
+import { isTerminal } from '../domain/status.js';
+import { asQueryError } from './error-handler.js';
 import {
   errorResponses,
   IdParamsSchema,
@@ -28,7 +30,9 @@ const IdempotencyHeadersSchema = z.looseObject({
     .describe('Same key + same body within 24 h returns the original workflow (200); a different body is a 422.'),
 });
 
-const TreeQuerySchema = z.object({ format: z.enum(['json', 'text']).default('json') });
+const TreeQuerySchema = z.object({
+  format: z.enum(['json', 'text']).default('json').describe('json, or text: one line per node.'),
+});
 
 const TreeJsonSchema = z.object({
   id: z.string(),
@@ -85,6 +89,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
     '/v1/workflows',
     {
       schema: {
+        operationId: 'submitWorkflow',
         tags: ['workflows'],
         summary: 'Submit a workflow',
         description: 'Validates and persists the definition, then runs it asynchronously (202 + Location).',
@@ -93,7 +98,10 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
         response: {
           200: SubmitResponseSchema.describe('Idempotent replay: the workflow created by the first request.'),
           202: SubmitResponseSchema.describe('Accepted: the workflow is queued.'),
-          ...errorResponses(400, 401, 413, 415, 422, 500),
+          ...errorResponses(400, 401, 413, 415, 422, 429, 500),
+        },
+        responseDescriptions: {
+          422: 'The Idempotency-Key was already used with a different body (IDEMPOTENCY_KEY_REUSED).',
         },
       },
     },
@@ -121,7 +129,12 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
             'Idempotency-Key was already used with a different request body',
             {
               statusCode: 422,
-              details: { workflowId: result.workflowId },
+              details: [
+                {
+                  path: 'headers.idempotency-key',
+                  message: `was used by workflow ${result.workflowId} with a different body; use a new key`,
+                },
+              ],
             },
           );
       }
@@ -132,15 +145,17 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
     '/v1/workflows',
     {
       schema: {
+        operationId: 'listWorkflows',
         tags: ['workflows'],
         summary: 'List workflows, newest first',
         querystring: ListQuerySchema,
-        response: { 200: WorkflowPageSchema, ...errorResponses(400, 401, 500) },
+        response: { 200: WorkflowPageSchema, ...errorResponses(400, 401, 429, 500) },
+        responseDescriptions: { 200: 'A page of workflows; pass nextCursor as ?cursor= for the next one.' },
       },
     },
     async (request) => {
       const { cursor, limit, ...filter } = request.query;
-      const page = await deps.store.list(request.tenantId, filter, cursor ?? null, limit);
+      const page = await deps.store.list(request.tenantId, filter, cursor ?? null, limit).catch(asQueryError);
       return { items: page.items.map(toWorkflowSummary), nextCursor: page.nextCursor };
     },
   );
@@ -149,10 +164,12 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
     '/v1/workflows/:id',
     {
       schema: {
+        operationId: 'getWorkflow',
         tags: ['workflows'],
         summary: 'A workflow: status, output and node tree',
         params: IdParamsSchema,
-        response: { 200: WorkflowViewSchema, ...errorResponses(400, 401, 404, 500) },
+        response: { 200: WorkflowViewSchema, ...errorResponses(400, 401, 404, 429, 500) },
+        responseDescriptions: { 200: 'The workflow.' },
       },
     },
     async (request) => fullView(deps.store, await getOwned(request.tenantId, request.params.id)),
@@ -162,6 +179,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
     '/v1/workflows/:id/tree',
     {
       schema: {
+        operationId: 'getWorkflowTree',
         tags: ['workflows'],
         summary: 'Tree debugger: ?format=text gives one line per node, "<symbol> <name> [<status>]"',
         params: IdParamsSchema,
@@ -174,7 +192,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
               'text/plain': { schema: z.string().describe('Lines "<symbol> <name> [<status>]", indented by depth.') },
             },
           },
-          ...errorResponses(400, 401, 404, 500),
+          ...errorResponses(400, 401, 404, 429, 500),
         },
       },
     },
@@ -193,13 +211,26 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
     '/v1/workflows/:id/cancel',
     {
       schema: {
+        operationId: 'cancelWorkflow',
         tags: ['workflows'],
         summary: 'Cancel a workflow and its children (sticky, also before it starts)',
+        description: 'A workflow that already ended cannot be cancelled: 409 WORKFLOW_TERMINAL.',
         params: IdParamsSchema,
-        response: { 202: WorkflowViewSchema, ...errorResponses(400, 401, 404, 500) },
+        response: { 202: WorkflowViewSchema, ...errorResponses(400, 401, 404, 409, 429, 500) },
+        responseDescriptions: {
+          202: 'Cancellation requested: the workflow, with cancelRequested set; it ends as cancelled.',
+          409: 'The workflow already ended (WORKFLOW_TERMINAL); the message names its status.',
+        },
       },
     },
     async (request, reply) => {
+      const current = await getOwned(request.tenantId, request.params.id);
+      if (isTerminal(current.status)) {
+        // A finished workflow cannot be cancelled: say so instead of a 202 that changed nothing.
+        throw new AppError('WORKFLOW_TERMINAL', `workflow ${current.id} is already ${current.status}`, {
+          statusCode: 409,
+        });
+      }
       const workflow = await deps.executor.cancel(request.tenantId, request.params.id);
       if (!workflow) throw new NotFoundError(`workflow ${request.params.id}`);
       return reply.code(202).send(await fullView(deps.store, workflow));

@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'CONFLICT'
   | 'NOT_TERMINAL'
+  | 'WORKFLOW_TERMINAL'
   | 'IDEMPOTENCY_KEY_REUSED'
   | 'PAYLOAD_TOO_LARGE'
   | 'RATE_LIMITED'
@@ -81,8 +82,17 @@ export interface ErrorInfo {
   details?: Record<string, unknown>;
 }
 
+/** The one shape of error details on the wire (DESIGN §11): which field, and what is wrong with it. */
+export interface ErrorDetail {
+  /** Dotted, from the document root: `root.steps.0.agent`, `querystring.limit`. */
+  path: string;
+  message: string;
+}
+
 export class ValidationError extends AppError {
-  constructor(message: string, details?: unknown) {
+  declare readonly details: readonly ErrorDetail[] | undefined;
+
+  constructor(message: string, details?: readonly ErrorDetail[]) {
     super('VALIDATION_ERROR', message, { statusCode: 400, details });
   }
 }

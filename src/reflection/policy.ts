@@ -74,6 +74,7 @@ const WORKFLOW_REFLECTABLE: Record<ErrorCode, boolean> = {
   NOT_FOUND: false,
   CONFLICT: false,
   NOT_TERMINAL: false,
+  WORKFLOW_TERMINAL: false,
   IDEMPOTENCY_KEY_REUSED: false,
   PAYLOAD_TOO_LARGE: false,
   RATE_LIMITED: false,

@@ -29,7 +29,7 @@ export function createSqliteApiKeyStore(db: Db, committer: GroupCommitter): ApiK
         // One key bound to two tenants would let either tenant act as the other.
         if (bound !== undefined && bound !== tenantId) {
           throw new ValidationError('An API key is configured for more than one tenant', [
-            { path: ['API_KEYS'], message: `the same key is bound to tenants ${bound} and ${tenantId}` },
+            { path: 'API_KEYS', message: `the same key is bound to tenants ${bound} and ${tenantId}` },
           ]);
         }
         tenantByHash.set(keyHash, tenantId);

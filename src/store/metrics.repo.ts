@@ -57,7 +57,7 @@ function toActions(json: string): FeedbackAction[] {
 
 function checkLimit(limit: number): void {
   if (!Number.isInteger(limit) || limit < 1) {
-    throw new ValidationError('Invalid limit', [{ path: ['limit'], message: 'must be a positive integer' }]);
+    throw new ValidationError('Invalid limit', [{ path: 'limit', message: 'must be a positive integer' }]);
   }
 }
 

@@ -234,7 +234,7 @@ export function createSqliteTraceStore(db: Db, committer: GroupCommitter): Trace
 
     async traces(tenantId, filter, cursor, limit): Promise<Page<TraceSummary>> {
       if (!Number.isInteger(limit) || limit < 1) {
-        throw new ValidationError('Invalid limit', [{ path: ['limit'], message: 'must be a positive integer' }]);
+        throw new ValidationError('Invalid limit', [{ path: 'limit', message: 'must be a positive integer' }]);
       }
       const values = filterValues(filter);
       let mask = 0;

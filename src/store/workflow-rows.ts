@@ -157,7 +157,7 @@ export function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
   // The round trip rejects strings Buffer would decode leniently (stray characters, padding).
   if (!CURSOR_ID.test(id) || encodeCursor(id) !== cursor) {
-    throw new ValidationError('Malformed cursor', [{ path: ['cursor'], message: 'not a cursor returned by this API' }]);
+    throw new ValidationError('Malformed cursor', [{ path: 'cursor', message: 'not a cursor returned by this API' }]);
   }
   return id;
 }

@@ -248,7 +248,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
 
     async list(tenantId, filter, cursor, limit): Promise<Page<WorkflowRecord>> {
       if (!Number.isInteger(limit) || limit < 1) {
-        throw new ValidationError('Invalid limit', [{ path: ['limit'], message: 'must be a positive integer' }]);
+        throw new ValidationError('Invalid limit', [{ path: 'limit', message: 'must be a positive integer' }]);
       }
       const params: unknown[] = [tenantId];
       for (const [key] of LIST_FILTERS) {

@@ -53,6 +53,16 @@ describe('API keys', () => {
   });
 });
 
+describe('GET /', () => {
+  it('redirects (302) to /docs without credentials, and is not in the OpenAPI document', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/' });
+    expect(res.statusCode).toBe(302);
+    expect(res.headers.location).toBe('/docs');
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(Object.keys(doc.paths)).not.toContain('/');
+  });
+});
+
 describe('tenant isolation', () => {
   it('lets the owner read everything', async () => {
     for (const suffix of ['', '/tree', '/tree?format=text', '/events']) {

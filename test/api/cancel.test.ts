@@ -80,13 +80,35 @@ describe('cancellation', () => {
 
       await single.app.inject({ method: 'POST', url: `/v1/workflows/${busy}/cancel` });
       expect((await waitForStatus(single.app, busy, ['cancelled'], 3_000)).status).toBe('cancelled');
-      // Cancelling a finished workflow is a no-op that still answers with its view.
+      // Cancelling it again: it is already terminal, which is a conflict, not a silent success.
       const again = await single.app.inject({ method: 'POST', url: `/v1/workflows/${queued}/cancel` });
-      expect(again.statusCode).toBe(202);
-      expect(again.json().status).toBe('cancelled');
+      expect(again.statusCode).toBe(409);
+      expect(again.json()).toMatchObject({
+        code: 'WORKFLOW_TERMINAL',
+        message: `workflow ${queued} is already cancelled`,
+      });
     } finally {
       await single.close();
     }
+  });
+
+  it('answers 409 WORKFLOW_TERMINAL, naming the status, for a workflow that already ended', async () => {
+    const id = (await submit(t.app, definition(prompt('done-already')))).json().id;
+    expect((await waitForStatus(t.app, id, ['completed'], 3_000)).status).toBe('completed');
+    const res = await t.app.inject({ method: 'POST', url: `/v1/workflows/${id}/cancel` });
+    expect(res.statusCode).toBe(409);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json()).toEqual({
+      statusCode: 409,
+      code: 'WORKFLOW_TERMINAL',
+      error: 'Conflict',
+      message: `workflow ${id} is already completed`,
+    });
+    // Nothing changed: the workflow is still completed and was not flagged for cancellation.
+    expect((await t.app.inject({ method: 'GET', url: `/v1/workflows/${id}` })).json()).toMatchObject({
+      status: 'completed',
+      cancelRequested: false,
+    });
   });
 
   it('answers 404 for an unknown workflow', async () => {
