@@ -130,10 +130,12 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     onError: (err) => cacheLog.warn({ err }, 'cache background write failed'),
   });
 
+  const metrics = createSqliteMetricsStore(db, committer);
   const executor = createExecutor({
     cache,
     traces,
     store,
+    metrics,
     bus: events,
     queue,
     models,
@@ -163,7 +165,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     queue,
     models,
     cache,
-    metrics: createSqliteMetricsStore(db, committer),
+    metrics,
     traces,
     executor,
     telemetry,

@@ -41,7 +41,10 @@ const CacheStatsViewSchema = z.object({
   size: z.int().describe('Entries held in memory.'),
   sizeBytes: z.int(),
   tokensSaved: z.int().describe('Input + output tokens of every response served from the cache.'),
-  costSavedUsd: z.number(),
+  costSavedUsd: z.number().describe('US dollars not spent on real providers thanks to hits.'),
+  simulatedCostSavedUsd: z
+    .number()
+    .describe('What hits of sim/* answers would have cost at their tier price: not money, kept apart.'),
   entries: z.array(CacheEntryViewSchema).describe(`The first ${LISTED_ENTRIES} live entries in key order.`),
 });
 

@@ -7,8 +7,9 @@ import { EfficiencyRecordSchema, FeedbackSchema, RewardRecordSchema } from '../d
 import type { Clock, MetricsStore, WorkflowStore } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
 import { isTerminal } from '../domain/status.js';
-import { aggregateEfficiency, aggregateRewards } from '../metrics/aggregate.js';
+import { efficiencyAggregate, rewardAverages } from '../metrics/aggregate.js';
 import { withFeedback } from '../metrics/rewards.js';
+import { asQueryError } from './error-handler.js';
 import { errorResponses, IdParamsSchema } from './schemas.js';
 
 /** Efficiency records, rewards and feedback (DESIGN §9, §11). */
@@ -25,25 +26,35 @@ const AveragesSchema = z.object({
   avg_wall_time_seconds: z.number().nullable(),
   success_rate: z.number().nullable(),
   avg_retry_count: z.number().nullable(),
-  avg_cost_usd: z.number().nullable(),
+  avg_cost_usd: z.number().nullable().describe('Money spent on real providers, per record.'),
+  avg_simulated_cost_usd: z
+    .number()
+    .nullable()
+    .describe('What sim/* calls would have cost at their tier price, per record: not money.'),
 });
 
+const NextCursorSchema = z.string().nullable().describe('Pass as ?cursor= for the next page; null on the last.');
+
 const EfficiencyListSchema = z.object({
-  records: z.array(EfficiencyRecordSchema).describe('Newest first.'),
+  records: z.array(EfficiencyRecordSchema).describe('Newest first, one page.'),
+  nextCursor: NextCursorSchema,
   aggregate: z
     .object({ by_task_type: z.record(z.string(), AveragesSchema), overall: AveragesSchema })
-    .describe('Running averages by task type over the listed records (the seed’s aggregate.json).'),
+    .describe('Running averages by task type over the whole filtered window, every page (the seed’s aggregate.json).'),
 });
 
 const RewardListSchema = z.object({
-  records: z.array(RewardRecordSchema).describe('Newest first.'),
-  averages: z.object({
-    count: z.int(),
-    outcome: z.number().nullable(),
-    efficiency: z.number().nullable(),
-    preference: z.number().nullable().describe('Over the records that have feedback.'),
-    aggregate: z.number().nullable(),
-  }),
+  records: z.array(RewardRecordSchema).describe('Newest first, one page.'),
+  nextCursor: NextCursorSchema,
+  averages: z
+    .object({
+      count: z.int(),
+      outcome: z.number().nullable(),
+      efficiency: z.number().nullable(),
+      preference: z.number().nullable().describe('Over the records that have feedback.'),
+      aggregate: z.number().nullable(),
+    })
+    .describe('Over the whole filtered window, every page.'),
 });
 
 const WorkflowMetricsSchema = z.object({
@@ -54,14 +65,16 @@ const WorkflowMetricsSchema = z.object({
 const RangeQuery = {
   from: z.iso.datetime().optional().describe('Completed at or after (ISO-8601).'),
   to: z.iso.datetime().optional().describe('Completed at or before (ISO-8601).'),
+  cursor: z.string().min(1).max(500).optional().describe('nextCursor of the previous page.'),
   limit: z.coerce.number().int().min(1).max(1000).default(100).describe('Records to return, newest first; 1-1000.'),
 };
-const EfficiencyQuerySchema = z.object({
+// Strict: a misspelt filter (the old `task_type`) is a 400 with a suggestion, not silently ignored.
+const EfficiencyQuerySchema = z.strictObject({
   ...RangeQuery,
-  task_type: z.string().min(1).max(100).optional().describe('Only records of this task type.'),
+  taskType: z.string().min(1).max(100).optional().describe('Only records of this task type (`task.type`).'),
   complexity: z.enum(COMPLEXITIES).optional().describe('Only records of this complexity.'),
 });
-const RewardsQuerySchema = z.object(RangeQuery);
+const RewardsQuerySchema = z.strictObject(RangeQuery);
 
 function range(query: { from?: string | undefined; to?: string | undefined }): { from?: number; to?: number } {
   const out: { from?: number; to?: number } = {};
@@ -129,14 +142,17 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
       },
     },
     async (request) => {
-      const { task_type, complexity, limit } = request.query;
+      const { taskType, complexity, cursor, limit } = request.query;
       const filter = {
         ...range(request.query),
-        ...(task_type === undefined ? {} : { taskType: task_type }),
+        ...(taskType === undefined ? {} : { taskType }),
         ...(complexity === undefined ? {} : { complexity }),
       };
-      const records = await deps.metrics.listEfficiency(request.tenantId, filter, limit);
-      return { records, aggregate: aggregateEfficiency(records) };
+      const [page, sums] = await Promise.all([
+        deps.metrics.listEfficiency(request.tenantId, filter, cursor ?? null, limit).catch(asQueryError),
+        deps.metrics.efficiencySums(request.tenantId, filter),
+      ]);
+      return { records: page.items, nextCursor: page.nextCursor, aggregate: efficiencyAggregate(sums) };
     },
   );
 
@@ -191,8 +207,13 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
       },
     },
     async (request) => {
-      const records = await deps.metrics.listRewards(request.tenantId, range(request.query), request.query.limit);
-      return { records, averages: aggregateRewards(records) };
+      const { cursor, limit } = request.query;
+      const window = range(request.query);
+      const [page, sums] = await Promise.all([
+        deps.metrics.listRewards(request.tenantId, window, cursor ?? null, limit).catch(asQueryError),
+        deps.metrics.rewardSums(request.tenantId, window),
+      ]);
+      return { records: page.items, nextCursor: page.nextCursor, averages: rewardAverages(sums) };
     },
   );
 }

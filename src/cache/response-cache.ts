@@ -6,6 +6,7 @@ import {
   namespaceOf,
   type ResponseCache,
 } from '../domain/cache.js';
+import type { LlmResponse } from '../domain/llm.js';
 import type { Clock } from '../domain/ports.js';
 import { cacheKey, effectiveRequest } from './cache-key.js';
 
@@ -46,6 +47,7 @@ interface Counters {
   misses: number;
   tokensSaved: number;
   costSavedUsd: number;
+  simulatedCostSavedUsd: number;
   size: number;
   sizeBytes: number;
 }
@@ -84,7 +86,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   const countersOf = (tenantId: string): Counters => {
     let c = counters.get(tenantId);
     if (c === undefined) {
-      c = { hits: 0, misses: 0, tokensSaved: 0, costSavedUsd: 0, size: 0, sizeBytes: 0 };
+      c = { hits: 0, misses: 0, tokensSaved: 0, costSavedUsd: 0, simulatedCostSavedUsd: 0, size: 0, sizeBytes: 0 };
       counters.set(tenantId, c);
     }
     return c;
@@ -118,12 +120,16 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     },
   });
 
-  function served(entry: MemoryEntry, now: number): CachedResponse {
-    const c = countersOf(entry.tenantId);
-    const { response, costUsd } = entry.value;
+  function countSaved(c: Counters, response: LlmResponse, costUsd: number): void {
     c.hits += 1;
     c.tokensSaved += response.usage.inputTokens + response.usage.outputTokens;
-    c.costSavedUsd += costUsd;
+    if (response.simulated === true) c.simulatedCostSavedUsd += costUsd;
+    else c.costSavedUsd += costUsd;
+  }
+
+  function served(entry: MemoryEntry, now: number): CachedResponse {
+    const { response, costUsd } = entry.value;
+    countSaved(countersOf(entry.tenantId), response, costUsd);
     entry.hits += 1;
     entry.lastHitAt = now;
     // Sliding expiry in SQLite too, so an entry kept hot in memory survives a restart.
@@ -252,7 +258,16 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       memory.purgeStale();
       const c = counters.get(tenantId);
       if (c === undefined) {
-        return { hits: 0, misses: 0, hitRate: 0, size: 0, sizeBytes: 0, tokensSaved: 0, costSavedUsd: 0 };
+        return {
+          hits: 0,
+          misses: 0,
+          hitRate: 0,
+          size: 0,
+          sizeBytes: 0,
+          tokensSaved: 0,
+          costSavedUsd: 0,
+          simulatedCostSavedUsd: 0,
+        };
       }
       const lookups = c.hits + c.misses;
       return {
@@ -263,13 +278,20 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         sizeBytes: c.sizeBytes,
         tokensSaved: c.tokensSaved,
         costSavedUsd: c.costSavedUsd,
+        simulatedCostSavedUsd: c.simulatedCostSavedUsd,
       };
     },
 
-    collapse<T>(tenantId: string, key: string, compute: () => Promise<T>): Promise<T> {
+    countJoined(tenantId, response, costUsd) {
+      const c = countersOf(tenantId);
+      c.misses -= 1;
+      countSaved(c, response, costUsd);
+    },
+
+    collapse<T>(tenantId: string, key: string, compute: () => Promise<T>): { joined: boolean; result: Promise<T> } {
       const mk = memoryKey(tenantId, key);
       const pending = inFlight.get(mk);
-      if (pending !== undefined) return pending as Promise<T>;
+      if (pending !== undefined) return { joined: true, result: pending as Promise<T> };
       // Wrapped so a synchronous throw becomes a rejection shared like any other.
       const promise = (async () => compute())();
       inFlight.set(mk, promise);
@@ -278,7 +300,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       };
       // Both branches handled: this bookkeeping chain must never raise an unhandled rejection.
       promise.then(forget, forget);
-      return promise;
+      return { joined: false, result: promise };
     },
   };
 }

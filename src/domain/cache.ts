@@ -76,7 +76,10 @@ export interface CacheStats {
   sizeBytes: number;
   /** Input + output tokens of every response served from the cache. */
   tokensSaved: number;
+  /** US dollars the hits did not spend on real providers. */
   costSavedUsd: number;
+  /** What hits of sim/* answers would have cost at their tier price: not money, kept apart. */
+  simulatedCostSavedUsd: number;
 }
 
 /** Every method is tenant-scoped: one tenant never reads, counts or busts another's entries. */
@@ -99,10 +102,15 @@ export interface ResponseCache {
   stats(tenantId: string): CacheStats;
   /**
    * Identical concurrent misses share one in-flight computation: while `compute` for this
-   * tenant+key is pending, other callers get its promise. Settled (or rejected) promises are
-   * forgotten at once, so a failure is never handed to a later caller.
+   * tenant+key is pending, other callers get its promise (`joined`). Settled (or rejected) promises
+   * are forgotten at once, so a failure is never handed to a later caller.
    */
-  collapse<T>(tenantId: string, key: string, compute: () => Promise<T>): Promise<T>;
+  collapse<T>(tenantId: string, key: string, compute: () => Promise<T>): { joined: boolean; result: Promise<T> };
+  /**
+   * Counts a caller that joined another's in-flight call (`collapse` said `joined`) as the hit it
+   * is: its lookup's miss becomes a hit, and what it did not spend is saved.
+   */
+  countJoined(tenantId: string, response: LlmResponse, costUsd: number): void;
 }
 
 /** The persistent tier. `now` is passed in so expiry follows the injected Clock. */

@@ -98,6 +98,11 @@ export interface ChildWorkflowNode {
   optional?: boolean | undefined;
 }
 export type WorkflowNode = PromptNode | SequenceNode | ParallelNode | ChildWorkflowNode;
+
+/** The nodes directly under a node in the same workflow (a child workflow's tree is its own scope). */
+export function childrenOf(node: WorkflowNode): readonly WorkflowNode[] {
+  return node.type === 'sequence' || node.type === 'parallel' ? node.steps : [];
+}
 export type NodeType = WorkflowNode['type'];
 export const NODE_TYPES = ['prompt', 'sequence', 'parallel', 'workflow'] as const;
 
@@ -105,7 +110,15 @@ export const LimitsSchema = z.strictObject({
   maxDepth: z.int().min(0).max(8).optional().describe('Nesting depth of child workflows; default 3.'),
   maxChildren: z.int().min(0).max(100).optional().describe('Child workflows per workflow; default 10.'),
   maxDescendants: z.int().min(0).max(500).optional().describe('Child workflows under the root; default 50.'),
-  maxLlmCalls: z.int().min(1).max(10_000).optional().describe('Provider calls per workflow; default 200.'),
+  maxLlmCalls: z
+    .int()
+    .min(1)
+    .max(10_000)
+    .optional()
+    .describe(
+      'Provider requests per workflow, every attempt counted (transport retries included: a limit on money); ' +
+        'a call it refuses is not made. Default 200.',
+    ),
 });
 
 export const ReflectionOptionsSchema = z.strictObject({

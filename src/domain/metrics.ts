@@ -59,17 +59,27 @@ const Rate = z.number().min(0).max(1);
 
 export const TierUsageSchema = z.object({ calls: Count, est_tokens: Count });
 export const ModelUsageSchema = z.object({
-  calls: Count,
+  calls: Count.describe('Logical calls: a call and its transport retries are one.'),
+  requests: Count.optional().describe('Requests sent, every attempt (absent in records written before it existed).'),
   tokens_in: Count,
   tokens_out: Count,
   cost_usd: z.number().min(0),
+  simulated: z
+    .literal(true)
+    .optional()
+    .describe('A sim/* model: cost_usd is what the call would have cost at its tier price, not money spent.'),
 });
 export type ModelUsage = z.infer<typeof ModelUsageSchema>;
 
 export const EfficiencyMetricsSchema = z.object({
   wall_time_seconds: z.number().min(0),
-  agents_spawned: Count.describe('Agent executions: prompt-node attempts.'),
-  total_agent_calls: Count.describe('Provider calls made (cache hits excluded, reflection calls included).'),
+  agents_spawned: Count.describe('Agent executions (prompt-node attempts) that sent at least one provider request.'),
+  total_agent_calls: Count.describe(
+    'Logical model calls made (reflection calls included): a call and its transport retries are one; cache hits and calls refused by a limit are none.',
+  ),
+  provider_requests: Count.optional().describe(
+    'Requests sent to providers, every attempt: what options.limits.maxLlmCalls bounds.',
+  ),
   retry_count: Count,
   retry_reasons: z.array(z.enum(RETRY_REASONS)).describe('Distinct reasons, in the order they first occurred.'),
   recovery_rate: Rate.nullable().describe('Successful retries / retries; null when there was no retry.'),
@@ -92,6 +102,19 @@ export const QualityPillarsSchema = z.object({
 });
 export type QualityPillars = z.infer<typeof QualityPillarsSchema>;
 
+/** The figures of every descendant workflow together (children, their children…), not the workflow's own. */
+export const SubtreeUsageSchema = z.object({
+  workflows: Count.describe('Descendant workflows.'),
+  agents_spawned: Count,
+  total_agent_calls: Count,
+  provider_requests: Count,
+  tokens_in: Count,
+  tokens_out: Count,
+  cost_usd: z.number().min(0).describe('Money spent on real providers.'),
+  simulated_cost_usd: z.number().min(0).describe('What sim/* calls would have cost at their tier price: not money.'),
+});
+export type SubtreeUsage = z.infer<typeof SubtreeUsageSchema>;
+
 export const EfficiencyRecordSchema = z
   .object({
     task_id: z.string().describe('The workflow id.'),
@@ -106,6 +129,9 @@ export const EfficiencyRecordSchema = z
     efficiency_score: Rate,
     efficiency_factors: z.array(z.enum(EFFICIENCY_FACTORS)),
     quality_pillars: QualityPillarsSchema,
+    subtree: SubtreeUsageSchema.nullable()
+      .optional()
+      .describe("The child workflows' figures rolled up (null without children); `metrics` are the workflow's own."),
   })
   .describe('EfficiencyRecord');
 export type EfficiencyRecord = z.infer<typeof EfficiencyRecordSchema>;
@@ -143,3 +169,39 @@ export const FeedbackSchema = z.strictObject({
   note: z.string().max(2000).optional(),
 });
 export type Feedback = z.infer<typeof FeedbackSchema>;
+
+/** A sim/* model's figures are what it would have cost; records written before the flag carry the id only. */
+function isSimulatedUsage(modelId: string, usage: ModelUsage): boolean {
+  return usage.simulated === true || modelId.startsWith('sim/');
+}
+
+/** What a record's calls cost: real money and simulated money apart, never added together (DESIGN §7). */
+export function recordCostUsd(record: EfficiencyRecord): { real: number; simulated: number } {
+  const cost = { real: 0, simulated: 0 };
+  for (const [modelId, usage] of Object.entries(record.metrics.by_model)) {
+    if (isSimulatedUsage(modelId, usage)) cost.simulated += usage.cost_usd;
+    else cost.real += usage.cost_usd;
+  }
+  return cost;
+}
+
+/** Sums over a set of efficiency records (one task type, or all): averages divide them by `count`. */
+export interface EfficiencySums {
+  count: number;
+  efficiency_score: number;
+  wall_time_seconds: number;
+  successes: number;
+  retry_count: number;
+  cost_usd: number;
+  simulated_cost_usd: number;
+}
+
+/** Sums over a set of reward records; `preference` over the `with_preference` ones that have feedback. */
+export interface RewardSums {
+  count: number;
+  outcome: number;
+  efficiency: number;
+  aggregate: number;
+  preference: number;
+  with_preference: number;
+}

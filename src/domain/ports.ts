@@ -1,7 +1,14 @@
 import type { Complexity } from './definition.js';
 import type { WorkflowEvent } from './events.js';
 import type { LlmRequest, LlmResponse, TokenUsage } from './llm.js';
-import type { EfficiencyRecord, Feedback, FeedbackAction, RewardRecord } from './metrics.js';
+import type {
+  EfficiencyRecord,
+  EfficiencySums,
+  Feedback,
+  FeedbackAction,
+  RewardRecord,
+  RewardSums,
+} from './metrics.js';
 import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from './records.js';
 import type { ReflectionEntry } from './reflection.js';
 import type { SpanWrite, TraceFilter, TraceRecord, TraceSummary } from './spans.js';
@@ -22,6 +29,11 @@ export interface Clock {
 
 export interface LlmProvider {
   complete(request: LlmRequest, options: { signal: AbortSignal }): Promise<LlmResponse>;
+  /**
+   * The answer to this request was served from the response cache instead: move any per-request
+   * state (the simulated provider's script position) as if it had been called (DESIGN §7).
+   */
+  replayed?(request: LlmRequest): void;
 }
 
 export type ModelTier = 'haiku' | 'sonnet' | 'opus' | 'other';
@@ -107,6 +119,8 @@ export interface WorkflowStore {
   /** Events with `seq > after`, in order. */
   events(workflowId: string, after: number, limit: number): Promise<WorkflowEvent[]>;
   lastSeq(workflowId: string): Promise<number>;
+  /** Provider requests the workflow's finished model calls sent (Σ agentPromptEnd.requests): a resumed run's budget. */
+  requestsSent(workflowId: string): Promise<number>;
   /** The workflow and every descendant workflow, flagged cancel-requested; returns their ids. */
   requestCancel(id: string): Promise<string[]>;
   /** Root workflows (no parent) that are not terminal: the work to resume at start. */
@@ -146,11 +160,25 @@ export interface MetricsFilter {
  * `WorkflowStore.commit` with the workflow's final state. Every read is tenant-scoped. */
 export interface MetricsStore {
   efficiency(tenantId: string, workflowId: string): Promise<EfficiencyRecord | undefined>;
-  /** Newest first. */
-  listEfficiency(tenantId: string, filter: MetricsFilter, limit: number): Promise<EfficiencyRecord[]>;
+  /** Newest first; `cursor` is the previous page's nextCursor. */
+  listEfficiency(
+    tenantId: string,
+    filter: MetricsFilter,
+    cursor: string | null,
+    limit: number,
+  ): Promise<Page<EfficiencyRecord>>;
+  /** Sums over the whole filtered window, by task type (for the averages: not one page's). */
+  efficiencySums(tenantId: string, filter: MetricsFilter): Promise<Record<string, EfficiencySums>>;
   reward(tenantId: string, workflowId: string): Promise<RewardRecord | undefined>;
-  /** Newest first. */
-  listRewards(tenantId: string, filter: Pick<MetricsFilter, 'from' | 'to'>, limit: number): Promise<RewardRecord[]>;
+  /** Newest first; `cursor` is the previous page's nextCursor. */
+  listRewards(
+    tenantId: string,
+    filter: Pick<MetricsFilter, 'from' | 'to'>,
+    cursor: string | null,
+    limit: number,
+  ): Promise<Page<RewardRecord>>;
+  /** Sums over the whole filtered window. */
+  rewardSums(tenantId: string, filter: Pick<MetricsFilter, 'from' | 'to'>): Promise<RewardSums>;
   /**
    * Inserts the feedback and replaces the reward in one transaction. `recompute` receives every
    * action recorded for the workflow (this one's included) and the current reward, inside the

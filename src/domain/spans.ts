@@ -24,12 +24,20 @@ export interface SpanFieldsByType {
   agent_span: { agent_name: string; instructions_hash?: string | null; model?: string | null };
   generation_span: {
     model: string;
+    /** Tokens spent: 0 on a cache hit (what a hit saved is `tokens_saved_*`). */
     tokens_in: number;
     tokens_out: number;
     latency_ms: number;
     cache_hit: boolean;
     cache_key: string | null;
     cost_usd: number;
+    tokens_saved_in?: number;
+    tokens_saved_out?: number;
+    cost_saved_usd?: number;
+    /** A hit that waited on an identical call in flight (DESIGN §6). */
+    collapsed?: boolean;
+    /** A sim/* model: the costs are what the call would have cost at its tier price, not money. */
+    simulated?: boolean;
   };
   function_span: { function_name: string; arguments: unknown; result: unknown; success: boolean };
   guardrail_span: { guardrail_name: string; triggered: boolean; blocking: boolean };
@@ -92,12 +100,17 @@ export const SPAN_FIELD_SCHEMAS = {
   }),
   generation_span: z.looseObject({
     model: z.string(),
-    tokens_in: z.number(),
+    tokens_in: z.number().describe('Tokens spent: 0 on a cache hit.'),
     tokens_out: z.number(),
     latency_ms: z.number(),
     cache_hit: z.boolean(),
     cache_key: z.string().nullable(),
     cost_usd: z.number(),
+    tokens_saved_in: z.number().optional().describe('On a cache hit: the input tokens the original call spent.'),
+    tokens_saved_out: z.number().optional(),
+    cost_saved_usd: z.number().optional(),
+    collapsed: z.boolean().optional().describe('A hit that waited on an identical call already in flight.'),
+    simulated: z.boolean().optional().describe('sim/*: costs are what the call would have cost, not money.'),
   }),
   function_span: z.looseObject({
     function_name: z.string(),

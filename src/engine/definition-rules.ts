@@ -1,4 +1,4 @@
-import { type AgentConfig, agentNamed, DEFAULTS, type WorkflowNode } from '../domain/definition.js';
+import { type AgentConfig, agentNamed, childrenOf, DEFAULTS, type WorkflowNode } from '../domain/definition.js';
 import { AppError, ValidationError } from '../domain/errors.js';
 import type { ModelCatalog } from '../domain/ports.js';
 import { compileSchema, InvalidSchemaError } from './response-format.js';
@@ -32,7 +32,10 @@ export interface CheckableDefinition {
   input?: unknown;
   agents?: Record<string, AgentConfig> | undefined;
   root: WorkflowNode;
+  options?: { limits?: Partial<Limits> | undefined } | undefined;
 }
+
+type Limits = { [K in keyof (typeof DEFAULTS)['limits']]: number };
 
 export function checkDefinition(definition: CheckableDefinition, context: RuleContext): void {
   const issues: Issue[] = [];
@@ -51,6 +54,7 @@ export function checkDefinition(definition: CheckableDefinition, context: RuleCo
     issues,
   );
   checkAgents(definition.agents ?? {}, 'agents', context, issues);
+  checkChildLimits(definition, issues);
   if (counter.nodes > DEFAULTS.maxNodes) {
     issues.push({ path: 'root', message: `has ${counter.nodes} nodes; the limit is ${DEFAULTS.maxNodes}` });
   }
@@ -59,6 +63,44 @@ export function checkDefinition(definition: CheckableDefinition, context: RuleCo
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
     throw new ValidationError(`${first.path}: ${first.message}${more}`, issues);
   }
+}
+
+/**
+ * `options.limits` over the child workflows a definition names: each workflow starts at most
+ * `maxChildren` (its own limit), the whole tree at most the root's `maxDescendants`, nested at most
+ * the root's `maxDepth` deep. Child workflow nodes are static, so this is exact at submission.
+ */
+function checkChildLimits(definition: CheckableDefinition, issues: Issue[]): void {
+  const root: Limits = { ...DEFAULTS.limits, ...definition.options?.limits };
+  let descendants = 0;
+  const visitScope = (scope: CheckableDefinition, path: string, depth: number): void => {
+    const maxChildren = scope.options?.limits?.maxChildren ?? DEFAULTS.limits.maxChildren;
+    let children = 0;
+    const visit = (node: WorkflowNode, nodePath: string): void => {
+      for (const [i, step] of childrenOf(node).entries()) visit(step, `${nodePath}.steps.${i}`);
+      if (node.type !== 'workflow') return;
+      children++;
+      descendants++;
+      if (children > maxChildren) {
+        issues.push({
+          path: nodePath,
+          message: `is child workflow ${children} of its workflow; options.limits.maxChildren allows ${maxChildren}`,
+        });
+      } else if (descendants > root.maxDescendants) {
+        issues.push({
+          path: nodePath,
+          message: `is descendant workflow ${descendants}; the root's options.limits.maxDescendants allows ${root.maxDescendants}`,
+        });
+      } else if (depth + 1 > root.maxDepth) {
+        issues.push({
+          path: nodePath,
+          message: `nests child workflows ${depth + 1} deep; options.limits.maxDepth allows ${root.maxDepth}`,
+        });
+      } else visitScope(node.definition, `${nodePath}.definition.root`, depth + 1);
+    };
+    visit(scope.root, path);
+  };
+  visitScope(definition, 'root', 0);
 }
 
 function checkModel(spec: string, path: string, context: RuleContext, issues: Issue[]): string | undefined {

@@ -4,6 +4,7 @@ import type {
   Clock,
   CreateResult,
   EventBus,
+  MetricsStore,
   ModelCatalog,
   NewWorkflow,
   TraceStore,
@@ -47,6 +48,7 @@ export interface Executor {
 
 export interface ExecutorOptions {
   store: WorkflowStore;
+  metrics: Pick<MetricsStore, 'efficiency'>;
   cache: ResponseCache;
   traces: TraceStore;
   bus: EventBus;
@@ -77,6 +79,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
 
   const services: EngineServices = {
     store,
+    metrics: options.metrics,
     cache: options.cache,
     bus: options.bus,
     models: options.models,
@@ -93,14 +96,14 @@ export function createExecutor(options: ExecutorOptions): Executor {
   async function execute(
     workflow: WorkflowRecord,
     parentSignal?: AbortSignal,
-    loaded?: { nodes: NodeRecord[]; lastSeq: number; reflections?: ReflectionEntry[] },
+    loaded?: { nodes: NodeRecord[]; lastSeq: number; reflections?: ReflectionEntry[]; requestsSent?: number },
     parentSpan: string | null = null,
   ): Promise<WorkflowRecord> {
     if (isTerminal(workflow.status)) return workflow;
-    const { nodes, lastSeq, reflections } = loaded ?? (await load(workflow.id));
+    const { nodes, lastSeq, reflections, requestsSent } = loaded ?? (await load(workflow.id));
     // Spans left open by an execution that died (crash, shutdown) end `interrupted` (DESIGN §9).
     if (!loaded) await options.traces.interruptOpenSpans(workflow.id, clock.now());
-    const run = new Run(workflow, nodes, lastSeq, services, reflections);
+    const run = new Run(workflow, nodes, lastSeq, services, reflections, requestsSent);
     active.set(workflow.id, run);
     try {
       await run.execute(parentSignal, cancelRequested.has(workflow.id), parentSpan);
@@ -112,12 +115,13 @@ export function createExecutor(options: ExecutorOptions): Executor {
   }
 
   async function load(workflowId: string) {
-    const [nodes, lastSeq, reflections] = await Promise.all([
+    const [nodes, lastSeq, reflections, requestsSent] = await Promise.all([
       store.nodes(workflowId),
       store.lastSeq(workflowId),
       store.reflections(workflowId),
+      store.requestsSent(workflowId),
     ]);
-    return { nodes, lastSeq, reflections };
+    return { nodes, lastSeq, reflections, requestsSent };
   }
 
   async function runQueued(workflowId: string): Promise<void> {

@@ -1,3 +1,4 @@
+import type { CachedResponse } from '../domain/cache.js';
 import { AppError, toErrorInfo } from '../domain/errors.js';
 import type { LlmRequest, LlmResponse, ToolResultBlock, ToolUseBlock } from '../domain/llm.js';
 import type { ResolvedModel } from '../domain/ports.js';
@@ -56,34 +57,63 @@ export async function callModel(
 
   const key = cache.keyFor(info.agent, tenantId, model.provider, request);
   const hit = await cache.get(tenantId, key);
-  if (hit) {
-    run.spans.record('generation_span', info.spanId, info.nodeId, {
-      model: hit.modelId,
-      tokens_in: hit.response.usage.inputTokens,
-      tokens_out: hit.response.usage.outputTokens,
-      latency_ms: 0,
-      cache_hit: true,
-      cache_key: key,
-      cost_usd: 0,
-    });
-    run.emit('cacheHit', info.nodeId, {
-      key,
-      node: info.node,
-      model: hit.modelId,
-      tokenUsage: hit.response.usage,
-      costSavedUsd: hit.costUsd,
-    });
-    return { response: hit.response, costUsd: 0, cacheKey: key, fromCache: true };
-  }
-  run.emit('cacheMiss', info.nodeId, { key, node: info.node });
+  if (hit) return servedFromCache(run, model, request, info, key, hit, false);
   const call = () => callProvider(run, model, request, signal, info, key);
+  const shared = cache.collapse(tenantId, key, call);
+  if (!shared.joined) run.emit('cacheMiss', info.nodeId, { key, node: info.node });
   try {
-    return { ...(await cache.collapse(tenantId, key, call)), cacheKey: key, fromCache: false };
+    const result = await shared.result;
+    if (!shared.joined) return { ...result, cacheKey: key, fromCache: false };
+    // Waited on an identical call in flight: a hit, like any other (DESIGN §6).
+    cache.countJoined(tenantId, result.response, result.costUsd);
+    const joined = { response: result.response, modelId: model.id, costUsd: result.costUsd };
+    return servedFromCache(run, model, request, info, key, joined, true);
   } catch (err) {
     // A shared call ended by *another* caller's cancellation or deadline: make our own.
-    if (!signal.aborted && isAbortOfAnother(err)) return { ...(await call()), cacheKey: key, fromCache: false };
-    throw err;
+    if (signal.aborted || !isAbortOfAnother(err)) throw err;
+    if (shared.joined) run.emit('cacheMiss', info.nodeId, { key, node: info.node });
+    return { ...(await call()), cacheKey: key, fromCache: false };
   }
+}
+
+/**
+ * An answer the provider was not asked for: 0 tokens and 0 dollars spent, what it saved in fields of
+ * its own; a simulate script moves on as the call would have (DESIGN §6, §7).
+ */
+function servedFromCache(
+  run: Run,
+  model: ResolvedModel,
+  request: LlmRequest,
+  info: CallInfo,
+  key: string,
+  cached: Pick<CachedResponse, 'response' | 'modelId' | 'costUsd'>,
+  collapsed: boolean,
+): ModelAnswer {
+  model.client.replayed?.(request);
+  const { usage } = cached.response;
+  const labels = { ...(model.simulated ? { simulated: true } : {}), ...(collapsed ? { collapsed: true } : {}) };
+  run.spans.record('generation_span', info.spanId, info.nodeId, {
+    model: cached.modelId,
+    tokens_in: 0,
+    tokens_out: 0,
+    latency_ms: 0,
+    cache_hit: true,
+    cache_key: key,
+    cost_usd: 0,
+    tokens_saved_in: usage.inputTokens,
+    tokens_saved_out: usage.outputTokens,
+    cost_saved_usd: cached.costUsd,
+    ...labels,
+  });
+  run.emit('cacheHit', info.nodeId, {
+    key,
+    node: info.node,
+    model: cached.modelId,
+    tokenUsage: usage,
+    costSavedUsd: cached.costUsd,
+    ...labels,
+  });
+  return { response: cached.response, costUsd: 0, cacheKey: key, fromCache: true };
 }
 
 /** Stores a good answer under its key; cache trouble never fails the run. */
@@ -121,6 +151,7 @@ async function callProvider(
   info: CallInfo,
   cacheKey: string | null,
 ): Promise<{ response: LlmResponse; costUsd: number }> {
+  checkRequestBudget(run);
   const span = run.spans.start('generation_span', info.spanId, info.nodeId, {
     model: model.id,
     tokens_in: 0,
@@ -129,6 +160,7 @@ async function callProvider(
     cache_hit: false,
     cache_key: cacheKey,
     cost_usd: 0,
+    ...(model.simulated ? { simulated: true } : {}),
   });
   try {
     const result = await callAndReport(run, model, request, signal, info);
@@ -169,49 +201,72 @@ async function callAndReport(
   });
   run.flushInBackground();
   const started = clock.now();
-  const response = await callWithRetry(
-    async () => {
-      if (services.isStopping()) throw shuttingDownError();
-      if (++run.llmCalls > run.llmCallLimit) {
-        throw new AppError(
-          'LLM_CALL_LIMIT_EXCEEDED',
-          `the workflow reached its limit of ${run.llmCallLimit} model calls`,
-        );
-      }
-      await services.llmSlots.acquire(signal, run.workflow.tenantId);
-      try {
-        return await model.client.complete(request, { signal });
-      } finally {
-        services.llmSlots.release();
-      }
-    },
-    {
-      policy: services.retry,
-      signal,
-      clock,
-      onRetry: (notice) => {
-        run.emit('retry', info.nodeId, {
-          node: info.node,
-          reason: notice.reason,
-          delayMs: notice.delayMs,
-          attempt: notice.attempt,
-          code: notice.error.code,
-          message: redactSecrets(notice.error.message),
-        });
-        run.flushInBackground();
+  const sentBefore = run.providerRequests;
+  let response: LlmResponse;
+  try {
+    response = await callWithRetry(
+      async () => {
+        if (services.isStopping()) throw shuttingDownError();
+        await services.llmSlots.acquire(signal, run.workflow.tenantId);
+        try {
+          run.providerRequests++;
+          return await model.client.complete(request, { signal });
+        } finally {
+          services.llmSlots.release();
+        }
       },
-    },
-  );
+      {
+        policy: services.retry,
+        signal,
+        clock,
+        // A retry the request budget cannot pay for is not announced, and not sent.
+        beforeRetry: () => checkRequestBudget(run),
+        onRetry: (notice) => {
+          run.emit('retry', info.nodeId, {
+            node: info.node,
+            reason: notice.reason,
+            delayMs: notice.delayMs,
+            attempt: notice.attempt,
+            code: notice.error.code,
+            message: redactSecrets(notice.error.message),
+          });
+          run.flushInBackground();
+        },
+      },
+    );
+  } catch (err) {
+    // Every call that started ends with its event: the requests it sent are counted either way.
+    run.emit('agentPromptEnd', info.nodeId, {
+      ...call,
+      duration: clock.now() - started,
+      requests: run.providerRequests - sentBefore,
+      error: toErrorInfo(err),
+    });
+    throw err;
+  }
   const costUsd = services.models.costUsd(model.id, response.usage);
   const latencyMs = clock.now() - started;
   run.emit('agentPromptEnd', info.nodeId, {
     ...call,
     duration: latencyMs,
+    requests: run.providerRequests - sentBefore,
     tokenUsage: response.usage,
     costUsd,
     stopReason: response.stopReason,
   });
   return { response, costUsd, latencyMs };
+}
+
+/**
+ * `limits.maxLlmCalls` bounds the provider requests a workflow sends, every attempt counted (DESIGN
+ * §9: a limit on money). A call it refuses is not a call: no span, no event, nothing counted.
+ */
+function checkRequestBudget(run: Run): void {
+  if (run.providerRequests < run.requestLimit) return;
+  throw new AppError(
+    'LLM_CALL_LIMIT_EXCEEDED',
+    `the workflow sent the ${run.requestLimit} provider requests its limit allows (options.limits.maxLlmCalls)`,
+  );
 }
 
 export async function invokeTool(

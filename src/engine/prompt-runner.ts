@@ -127,15 +127,19 @@ async function converse(
         if (reflection) run.reflections.settle(reflection, false);
         if (!isPromptReflectable(err) || answers >= maxAnswers) throw err;
         const error = toErrorInfo(err);
-        run.emit('invalidResponse', record.id, { node: node.name, attempt, answer: answers, ...error });
-        run.emit('reflectionStart', record.id, { level: 'prompt', node: node.name, attempt });
+        // In a prompt-level reflection an attempt is an answer: `attempt` is the answer that failed, the
+        // same number the re-ask turn tells the model; `nodeAttempt` is the node's own attempt.
+        const failed = { attempt: answers, nodeAttempt: attempt };
+        run.emit('invalidResponse', record.id, { node: node.name, ...failed, ...error });
+        run.emit('reflectionStart', record.id, { level: 'prompt', node: node.name, ...failed });
         run.spans.record('custom_span', agentSpan, record.id, {
           operation_name: 'reflection',
           metadata: { level: 'prompt', decision: 'retry', answer: answers, error: error.code },
         });
         reflection = run.reflections.record({
           node: record,
-          attempt,
+          attempt: answers,
+          nodeAttempt: attempt,
           level: 'prompt',
           reason: `answer ${answers} of ${maxAnswers} broke the response format; re-asked in the same conversation`,
           error,
@@ -145,7 +149,7 @@ async function converse(
         request.messages = [
           ...request.messages,
           { role: 'assistant', content: response.content },
-          { role: 'user', content: promptReflectionTurn(error, answers + 1) },
+          { role: 'user', content: promptReflectionTurn(error, answers) },
         ];
       }
     }

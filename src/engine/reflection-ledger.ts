@@ -70,7 +70,10 @@ export class ReflectionLedger {
   /** Persists a reflection with the run's next commit and emits reflectionEnd; returns the entry id. */
   record(input: {
     node: NodeRecord;
+    /** The attempt reflected on: a node attempt (workflow level) or an answer (prompt level). */
     attempt: number;
+    /** Prompt level: the node attempt the answers belong to. */
+    nodeAttempt?: number;
     level: ReflectionLevel;
     reason: string;
     error: ErrorInfo;
@@ -101,6 +104,7 @@ export class ReflectionLedger {
       level: input.level,
       node: input.node.name,
       attempt: input.attempt,
+      ...(input.nodeAttempt === undefined ? {} : { nodeAttempt: input.nodeAttempt }),
       decision: input.resolution.decision,
       success: input.decisionSuccess,
     });

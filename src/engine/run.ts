@@ -7,6 +7,7 @@ import {
 } from '../domain/definition.js';
 import { AppError, type ErrorInfo, toErrorInfo } from '../domain/errors.js';
 import type { EventType } from '../domain/events.js';
+import type { EfficiencyRecord } from '../domain/metrics.js';
 import type { NewWorkflow } from '../domain/ports.js';
 import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
@@ -34,7 +35,8 @@ export class Run {
   readonly definition: WorkflowDefinition;
   readonly agents: Record<string, AgentConfig>;
   readonly templateScope: TemplateScope;
-  llmCalls = 0;
+  /** Provider requests sent by this workflow, every attempt (what limits.maxLlmCalls bounds). */
+  providerRequests: number;
   private readonly controller = new AbortController();
   readonly reflections: ReflectionLedger;
   readonly changes: ChangeBuffer;
@@ -47,7 +49,10 @@ export class Run {
     seq: number,
     readonly services: EngineServices,
     history: readonly ReflectionEntry[] = [],
+    /** Requests earlier executions of this workflow sent (a resumed run keeps paying from the same budget). */
+    requestsSent = 0,
   ) {
+    this.providerRequests = requestsSent;
     this.reflections = new ReflectionLedger(this, history);
     this.startSeq = seq;
     this.changes = new ChangeBuffer(workflow, seq, services);
@@ -70,7 +75,7 @@ export class Run {
     return this.changes.spans;
   }
 
-  get llmCallLimit(): number {
+  get requestLimit(): number {
     return this.definition.options?.limits?.maxLlmCalls ?? DEFAULTS.limits.maxLlmCalls;
   }
 
@@ -104,18 +109,22 @@ export class Run {
     );
     // One root agent_span per execution: after a crash the old one ends `interrupted`, and the
     // resumed execution gets its own (DESIGN §9: the run is an "orchestrator" agent_span).
-    const root = this.spans.start('agent_span', parentSpan, null, { agent_name: 'orchestrator' });
+    // A fresh root run's span starts at submission, so the input_validation check lies inside it
+    // (DESIGN §9: no span starts before its parent); a child's starts under its parent's handoff.
+    const submittedHere = wf.status === 'idle' && wf.parentWorkflowId === null;
+    const rootStart = submittedHere ? wf.createdAt : clock.now();
+    const root = this.spans.start('agent_span', parentSpan, null, { agent_name: 'orchestrator' }, rootStart);
     if (wf.status === 'idle') {
       this.patchWorkflow({ status: 'running', startedAt });
       this.emit('workflowStart', null, { name: wf.name, parentWorkflowId: wf.parentWorkflowId });
-      // The definition passed its checks at submission; recorded with the submission time.
+      // The definition passed its checks at submission; recorded from the root span's start.
       this.spans.record(
         'guardrail_span',
         root,
         null,
         { guardrail_name: 'input_validation', triggered: false, blocking: true },
         'ok',
-        wf.createdAt,
+        rootStart,
       );
     }
     try {
@@ -173,8 +182,16 @@ export class Run {
       events,
       reflections,
       endedAt,
+      children: await this.childRecords(),
     });
     this.changes.addMetrics(metrics.efficiency, metrics.rewards);
+  }
+
+  /** The efficiency records of the child workflows this run started (committed before it ends). */
+  private async childRecords(): Promise<EfficiencyRecord[]> {
+    const ids = [...this.nodesById.values()].flatMap((n) => (n.childWorkflowId === null ? [] : [n.childWorkflowId]));
+    const records = await Promise.all(ids.map((id) => this.services.metrics.efficiency(this.workflow.tenantId, id)));
+    return records.filter((r): r is EfficiencyRecord => r !== undefined);
   }
 
   /** `parentSpan`: the span this node's spans hang under (its container's, or the run's root). */

@@ -1,6 +1,6 @@
 import type { ResponseCache } from '../domain/cache.js';
 import { AppError } from '../domain/errors.js';
-import type { Clock, EventBus, ModelCatalog, WorkflowStore } from '../domain/ports.js';
+import type { Clock, EventBus, MetricsStore, ModelCatalog, WorkflowStore } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Semaphore } from './semaphore.js';
@@ -9,6 +9,8 @@ import type { RetryPolicy } from './transport-retry.js';
 /** What a run needs from the executor that owns it. */
 export interface EngineServices {
   store: WorkflowStore;
+  /** Read at a workflow's end: its children's efficiency records roll up into its own. */
+  metrics: Pick<MetricsStore, 'efficiency'>;
   cache: ResponseCache;
   bus: EventBus;
   models: ModelCatalog;

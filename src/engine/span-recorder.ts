@@ -20,6 +20,7 @@ export class SpanRecorder {
     parentId: string | null,
     nodeId: string | null,
     fields: SpanFieldsByType[T],
+    startedAt = this.now(),
   ): string {
     const span: SpanRecord<T> = {
       spanId: newSpanId(),
@@ -29,7 +30,7 @@ export class SpanRecorder {
       nodeId,
       parentId,
       type,
-      startedAt: this.now(),
+      startedAt,
       endedAt: null,
       status: null,
       error: null,
@@ -69,9 +70,8 @@ export class SpanRecorder {
     status: SpanStatus = 'ok',
     startedAt?: number,
   ): string {
-    const spanId = this.start(type, parentId, nodeId, fields);
+    const spanId = this.start(type, parentId, nodeId, fields, startedAt);
     const span = this.pendingInserts.get(spanId) as SpanRecord;
-    if (startedAt !== undefined) span.startedAt = startedAt;
     span.endedAt = this.now();
     span.status = status;
     return spanId;

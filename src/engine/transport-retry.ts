@@ -43,6 +43,8 @@ export async function callWithRetry<T>(
     policy: RetryPolicy;
     signal: AbortSignal;
     clock: Clock;
+    /** Runs before a retry is announced; throwing stops the retries (a spent request budget). */
+    beforeRetry?: () => void;
     onRetry: (notice: RetryNotice) => void;
     random?: () => number;
   },
@@ -57,6 +59,7 @@ export async function callWithRetry<T>(
       const left = deadlineOf(signal) - clock.now();
       if (err.retryAfterMs !== undefined && err.retryAfterMs > left) throw pastDeadline(err, left);
       const delayMs = err.retryAfterMs ?? backoffDelay(policy, attempt, options.random ?? Math.random);
+      options.beforeRetry?.();
       options.onRetry({ reason: retryReason(err), delayMs, attempt, error: err });
       await clock.sleep(delayMs, signal);
     }

@@ -59,6 +59,10 @@ export function createSimulatedProvider(options: { clock: Clock }): LlmProvider 
   }
 
   return {
+    replayed(request) {
+      takeScripted(request);
+    },
+
     async complete(request, { signal }) {
       if (signal.aborted) throw signal.reason;
       const latencyMs = request.simulate?.latencyMs;

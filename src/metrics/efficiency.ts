@@ -9,6 +9,7 @@ import {
 import { classifyComplexity } from './complexity.js';
 import { decideOutcome, type ReviewVerdict } from './outcome.js';
 import { collectFacts, type RunFacts, type RunInput, round } from './run-facts.js';
+import { subtreeUsage } from './subtree.js';
 
 /**
  * The efficiency record of a terminal workflow (DESIGN §9, the seed's efficiency tracking schema)
@@ -59,7 +60,8 @@ const isSimple = (complexity: Complexity): boolean => complexity === 'trivial' |
 
 /**
  * Efficiency factors, each by an explicit rule (seed vocabulary, listed in its order):
- * - used_haiku_for_simple: trivial/simple task, ≥ 1 provider call, every call to a haiku-tier model.
+ * - used_haiku_for_simple: a successful trivial/simple task, every call to a haiku-tier model, and ≥ 1 of
+ *   them answered (a failed run earns no praise for its model choice).
  * - parallel_execution: a parallel node had ≥ 2 of its prompts running at the same time.
  * - cached_result: ≥ 1 answer served from the response cache.
  * - first_try_success: outcome success with no retry of any kind.
@@ -76,7 +78,12 @@ export function efficiencyFactors(
 ): EfficiencyFactor[] {
   const { complexity, outcome, ranPrompts } = context;
   const on = new Set<EfficiencyFactor>();
-  if (isSimple(complexity) && facts.calls > 0 && facts.byTier.haiku.calls === facts.calls) {
+  if (
+    outcome === 'success' &&
+    isSimple(complexity) &&
+    facts.haikuSuccesses > 0 &&
+    facts.byTier.haiku.calls === facts.calls
+  ) {
     on.add('used_haiku_for_simple');
   }
   if (facts.parallelOverlaps.some((n) => n >= 2)) on.add('parallel_execution');
@@ -96,6 +103,8 @@ export function efficiencyFactors(
 export interface SummarizeInput extends RunInput {
   /** Verdicts of the run's review nodes (none until review nodes exist). */
   reviews?: readonly ReviewVerdict[];
+  /** The efficiency records of the workflow's direct children, for the `subtree` roll-up. */
+  children?: readonly EfficiencyRecord[];
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -106,9 +115,11 @@ const iso = (ms: number): string => new Date(ms).toISOString();
  *   `unspecified`; complexity: classifyComplexity(task, prompt nodes in the tree).
  * - started_at: the workflow's startedAt (createdAt when it never started); completed_at: endedAt.
  * - wall_time_seconds: (endedAt − started) / 1000, millisecond precision.
- * - agents_spawned: Σ attempts of the prompt nodes (each attempt is one agent execution).
- * - total_agent_calls: agentPromptStart events — provider calls, reflection calls included; cache
- *   hits never start a call; a call's transport retries stay one call (they count as retries).
+ * - agents_spawned: agent executions (prompt-node attempts) that sent at least one provider request —
+ *   an attempt answered wholly from the cache spawned no agent.
+ * - total_agent_calls: agentPromptStart events — logical calls, reflection calls included; cache
+ *   hits and calls refused by a limit never start one; a call's transport retries stay one call.
+ * - provider_requests: Σ agentPromptEnd.requests — every attempt sent (what maxLlmCalls bounds).
  * - retry_count: transport `retry` events + reflection entries whose decision was `retry`.
  * - retry_reasons: their distinct reasons in order of first occurrence (run-facts.ts maps codes).
  * - recovery_rate: successful retries / retries (null without retries). A transport retry succeeded
@@ -130,7 +141,7 @@ export function summarizeRun(input: SummarizeInput): EfficiencyRecord {
   const startedAt = workflow.startedAt ?? workflow.createdAt;
   const wallTimeSeconds = round(Math.max(0, endedAt - startedAt) / 1000, 3);
   const ranPrompts = nodes.filter((n) => n.type === 'prompt' && n.attempts > 0);
-  const agentsSpawned = ranPrompts.reduce((sum, n) => sum + n.attempts, 0);
+  const agentsSpawned = facts.agentExecutions;
   const retryCount = facts.retries.length;
   const recovered = facts.retries.filter((r) => r.success).length;
   const reasons = new Set<RetryReason>(facts.retries.map((r) => r.reason));
@@ -153,6 +164,7 @@ export function summarizeRun(input: SummarizeInput): EfficiencyRecord {
       wall_time_seconds: wallTimeSeconds,
       agents_spawned: agentsSpawned,
       total_agent_calls: facts.calls,
+      provider_requests: facts.requests,
       retry_count: retryCount,
       retry_reasons: [...reasons],
       recovery_rate: retryCount === 0 ? null : round(recovered / retryCount),
@@ -177,5 +189,6 @@ export function summarizeRun(input: SummarizeInput): EfficiencyRecord {
           ? null
           : round(ranPrompts.filter((n) => n.status === 'completed').length / ranPrompts.length),
     },
+    subtree: subtreeUsage(input.children ?? []),
   };
 }

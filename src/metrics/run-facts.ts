@@ -31,8 +31,14 @@ export interface RetryFact {
 export interface RunFacts {
   /** Prompt nodes of this workflow's own tree (child workflows excluded), by name. */
   prompts: Map<string, PromptNode>;
-  /** Provider calls made: `agentPromptStart` events (cache hits never emit one). */
+  /** Logical model calls made: `agentPromptStart` events (cache hits and refused calls never emit one). */
   calls: number;
+  /** Requests sent to providers, every attempt: Σ `agentPromptEnd.requests`. */
+  requests: number;
+  /** Agent executions (node attempts) that sent at least one provider request. */
+  agentExecutions: number;
+  /** Calls to a haiku-tier model that ended with an answer. */
+  haikuSuccesses: number;
   byModel: Record<string, ModelUsage>;
   byTier: Record<UsageTier, { calls: number; est_tokens: number }>;
   cacheHits: number;
@@ -126,7 +132,7 @@ function transportRetries(events: readonly WorkflowEvent[]): RetryFact[] {
       kind: 'transport',
       at: event.at,
       reason: transportRetryReason(event.payload.reason),
-      success: next?.type === 'agentPromptEnd',
+      success: next?.type === 'agentPromptEnd' && next.payload.error === undefined,
     });
   });
   return retries;
@@ -184,12 +190,15 @@ export function collectFacts(input: RunInput): RunFacts {
     other: { calls: 0, est_tokens: 0 },
   };
   const usageOf = (model: string): ModelUsage => {
-    byModel[model] ??= { calls: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0 };
+    byModel[model] ??= { calls: 0, requests: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0 };
     return byModel[model];
   };
   const facts: RunFacts = {
     prompts,
     calls: 0,
+    requests: 0,
+    agentExecutions: 0,
+    haikuSuccesses: 0,
     byModel,
     byTier,
     cacheHits: 0,
@@ -205,20 +214,28 @@ export function collectFacts(input: RunInput): RunFacts {
     if (nodeId !== null) facts.formatFailures.set(nodeId, (facts.formatFailures.get(nodeId) ?? 0) + 1);
   };
 
+  const executions = new Set<string>();
   for (const event of events) {
     const p = event.payload;
     switch (event.type) {
       case 'agentPromptStart': {
         const model = str(p, 'model') ?? 'unknown';
         facts.calls++;
-        usageOf(model).calls++;
+        const usage = usageOf(model);
+        usage.calls++;
+        if (p.simulated === true) usage.simulated = true;
         byTier[tierOfModel(model)].calls++;
+        executions.add(`${event.nodeId}:${num(p.attempt)}`);
         break;
       }
       case 'agentPromptEnd': {
         const model = str(p, 'model') ?? 'unknown';
         const { input: tokensIn, output: tokensOut } = tokenUsage(p);
         const usage = usageOf(model);
+        const requests = num(p.requests);
+        usage.requests = (usage.requests ?? 0) + requests;
+        facts.requests += requests;
+        if (p.error === undefined && tierOfModel(model) === 'haiku') facts.haikuSuccesses++;
         usage.tokens_in += tokensIn;
         usage.tokens_out += tokensOut;
         usage.cost_usd += num(p.costUsd);
@@ -249,6 +266,7 @@ export function collectFacts(input: RunInput): RunFacts {
         break;
     }
   }
+  facts.agentExecutions = executions.size;
   for (const usage of Object.values(byModel)) usage.cost_usd = round(usage.cost_usd, 8);
   for (const node of nodes) if (node.error) facts.errorCodes.add(node.error.code);
   if (workflow.error) facts.errorCodes.add(workflow.error.code);

@@ -28,8 +28,9 @@ export function withAgentReflection(system: string | undefined): string {
 
 /**
  * The user turn that re-asks in the same conversation, after the bad assistant turn: a one-line JSON
- * block a model parses at a glance, a blank line, then the instruction. `attempt` is the number of
- * the attempt this turn starts (2 after the first answer failed), matching `stepStart.attempt`.
+ * block a model parses at a glance, a blank line, then the instruction. `attempt` is the answer that
+ * failed (1 after the first answer failed), as in groundswell's retry loop; the invalidResponse and
+ * reflection events and the reflection entry carry the same number (and the node's as `nodeAttempt`).
  */
 export function promptReflectionTurn(previousError: ErrorInfo, attempt: number): string {
   const block = JSON.stringify({

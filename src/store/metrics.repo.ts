@@ -2,14 +2,18 @@ import { ValidationError } from '../domain/errors.js';
 import {
   type EfficiencyRecord,
   EfficiencyRecordSchema,
+  type EfficiencySums,
   type FeedbackAction,
   FeedbackActionSchema,
   type RewardRecord,
   RewardRecordSchema,
+  type RewardSums,
+  recordCostUsd,
 } from '../domain/metrics.js';
-import type { ChangeSet, MetricsFilter, MetricsStore } from '../domain/ports.js';
+import type { ChangeSet, MetricsFilter, MetricsStore, Page } from '../domain/ports.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
+import { decodeKeyset, encodeKeyset } from './keyset.js';
 
 /**
  * The efficiency, rewards and feedback tables (migrations/0006). Records and rewards are written by
@@ -19,6 +23,8 @@ import type { GroupCommitter } from './group-commit.js';
 
 interface EfficiencyRow {
   record: string;
+  workflow_id: string;
+  created_at: number;
 }
 
 interface RewardRow {
@@ -68,6 +74,14 @@ const FILTERS = [
   ['complexity', 'complexity = ?'],
 ] as const;
 
+/** Rewards are filtered by time only. */
+function rangeOf(filter: Pick<MetricsFilter, 'from' | 'to'>): MetricsFilter {
+  const range: MetricsFilter = {};
+  if (filter.from !== undefined) range.from = filter.from;
+  if (filter.to !== undefined) range.to = filter.to;
+  return range;
+}
+
 export interface MetricsRows {
   /** Writes `changes.efficiency` then `changes.rewards` (both upserts by workflow id). */
   apply(changes: Pick<ChangeSet, 'efficiency' | 'rewards'>): void;
@@ -75,10 +89,13 @@ export interface MetricsRows {
 
 export function createMetricsRows(db: Db): MetricsRows {
   const upsertEfficiency = db.prepare(
-    `INSERT INTO efficiency (workflow_id, tenant_id, task_type, complexity, outcome, created_at, record)
-     VALUES (?, ?, ?, ?, ?, ?, ?)
+    `INSERT INTO efficiency (workflow_id, tenant_id, task_type, complexity, outcome, created_at, record,
+       efficiency_score, wall_time_seconds, retry_count, cost_usd, simulated_cost_usd)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (workflow_id) DO UPDATE SET task_type = excluded.task_type, complexity = excluded.complexity,
-       outcome = excluded.outcome, created_at = excluded.created_at, record = excluded.record`,
+       outcome = excluded.outcome, created_at = excluded.created_at, record = excluded.record,
+       efficiency_score = excluded.efficiency_score, wall_time_seconds = excluded.wall_time_seconds,
+       retry_count = excluded.retry_count, cost_usd = excluded.cost_usd, simulated_cost_usd = excluded.simulated_cost_usd`,
   );
   const upsertReward = db.prepare(
     `INSERT INTO rewards (tenant_id, ${REWARD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -90,6 +107,7 @@ export function createMetricsRows(db: Db): MetricsRows {
   return {
     apply({ efficiency, rewards }) {
       for (const { tenant_id, ...record } of efficiency ?? []) {
+        const cost = recordCostUsd(record);
         upsertEfficiency.run(
           record.task_id,
           tenant_id,
@@ -98,6 +116,11 @@ export function createMetricsRows(db: Db): MetricsRows {
           record.outcome,
           ms(record.completed_at),
           JSON.stringify(record),
+          record.efficiency_score,
+          record.metrics.wall_time_seconds,
+          record.metrics.retry_count,
+          cost.real,
+          cost.simulated,
         );
       }
       for (const r of rewards ?? []) {
@@ -137,23 +160,48 @@ export function createSqliteMetricsStore(db: Db, committer: GroupCommitter): Met
     `UPDATE rewards SET outcome_reward = ?, efficiency_reward = ?, preference_reward = ?, aggregate_reward = ?,
        updated_at = ? WHERE workflow_id = ? AND tenant_id = ?`,
   );
-  const listStatements = new Map<string, ReturnType<Db['prepare']>>();
-
-  /** One prepared statement per (table, filter combination); newest first, ties by workflow id. */
-  function list(table: 'efficiency' | 'rewards', tenantId: string, filter: MetricsFilter, limit: number): unknown[] {
-    checkLimit(limit);
-    const present = FILTERS.filter(([key]) => filter[key] !== undefined);
-    const key = `${table}:${present.map(([k]) => k).join(',')}`;
-    let statement = listStatements.get(key);
+  const statements = new Map<string, ReturnType<Db['prepare']>>();
+  const prepared = (key: string, sql: () => string): ReturnType<Db['prepare']> => {
+    let statement = statements.get(key);
     if (statement === undefined) {
-      const columns = table === 'efficiency' ? 'record' : REWARD_COLUMNS;
-      const where = ['tenant_id = ?', ...present.map(([, condition]) => condition)].join(' AND ');
-      statement = db.prepare(
-        `SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY created_at DESC, workflow_id DESC LIMIT ?`,
-      );
-      listStatements.set(key, statement);
+      statement = db.prepare(sql());
+      statements.set(key, statement);
     }
-    return statement.all([tenantId, ...present.map(([k]) => filter[k]), limit]);
+    return statement;
+  };
+
+  /** The WHERE clause and parameters of a tenant's filtered window; one prepared statement per shape. */
+  function windowOf(tenantId: string, filter: MetricsFilter) {
+    const present = FILTERS.filter(([key]) => filter[key] !== undefined);
+    return {
+      shape: present.map(([k]) => k).join(','),
+      where: ['tenant_id = ?', ...present.map(([, condition]) => condition)].join(' AND '),
+      params: [tenantId, ...present.map(([k]) => filter[k])] as unknown[],
+    };
+  }
+
+  /** Newest first, ties by workflow id; the cursor is the sort key of the previous page's last row. */
+  function page<Row extends { created_at: number; workflow_id: string }>(
+    table: 'efficiency' | 'rewards',
+    tenantId: string,
+    filter: MetricsFilter,
+    cursor: string | null,
+    limit: number,
+  ): { rows: Row[]; nextCursor: string | null } {
+    checkLimit(limit);
+    const window = windowOf(tenantId, filter);
+    const after = cursor === null ? [] : decodeKeyset(cursor, ['number', 'string']);
+    const columns = table === 'efficiency' ? 'record, workflow_id, created_at' : REWARD_COLUMNS;
+    const statement = prepared(`${table}:${window.shape}:${cursor !== null}`, () => {
+      const where = cursor === null ? window.where : `${window.where} AND (created_at, workflow_id) < (?, ?)`;
+      return `SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY created_at DESC, workflow_id DESC LIMIT ?`;
+    });
+    // One extra row tells whether another page exists without a count query.
+    const rows = statement.all([...window.params, ...after, limit + 1]) as Row[];
+    const more = rows.length > limit;
+    const kept = more ? rows.slice(0, limit) : rows;
+    const last = kept.at(-1);
+    return { rows: kept, nextCursor: more && last ? encodeKeyset([last.created_at, last.workflow_id]) : null };
   }
 
   const actionsOf = (tenantId: string, workflowId: string): FeedbackAction[] =>
@@ -165,8 +213,27 @@ export function createSqliteMetricsStore(db: Db, committer: GroupCommitter): Met
       return row === undefined ? undefined : toRecord(row);
     },
 
-    async listEfficiency(tenantId, filter, limit) {
-      return (list('efficiency', tenantId, filter, limit) as EfficiencyRow[]).map(toRecord);
+    async listEfficiency(tenantId, filter, cursor, limit): Promise<Page<EfficiencyRecord>> {
+      const { rows, nextCursor } = page<EfficiencyRow>('efficiency', tenantId, filter, cursor, limit);
+      return { items: rows.map(toRecord), nextCursor };
+    },
+
+    async efficiencySums(tenantId, filter) {
+      const window = windowOf(tenantId, filter);
+      const statement = prepared(
+        `efficiency-sums:${window.shape}`,
+        () => `SELECT task_type, count(*) AS count, sum(efficiency_score) AS efficiency_score,
+                 sum(wall_time_seconds) AS wall_time_seconds, sum(outcome = 'success') AS successes,
+                 sum(retry_count) AS retry_count, sum(cost_usd) AS cost_usd, sum(simulated_cost_usd) AS simulated_cost_usd
+               FROM efficiency WHERE ${window.where} GROUP BY task_type ORDER BY task_type`,
+      );
+      const sums: Record<string, EfficiencySums> = {};
+      for (const { task_type, ...row } of statement.all(window.params) as Array<
+        EfficiencySums & { task_type: string }
+      >) {
+        sums[task_type] = row;
+      }
+      return sums;
     },
 
     async reward(tenantId, workflowId) {
@@ -174,11 +241,21 @@ export function createSqliteMetricsStore(db: Db, committer: GroupCommitter): Met
       return row === undefined ? undefined : toReward(row);
     },
 
-    async listRewards(tenantId, filter, limit) {
-      const range: MetricsFilter = {};
-      if (filter.from !== undefined) range.from = filter.from;
-      if (filter.to !== undefined) range.to = filter.to;
-      return (list('rewards', tenantId, range, limit) as RewardRow[]).map(toReward);
+    async listRewards(tenantId, filter, cursor, limit): Promise<Page<RewardRecord>> {
+      const { rows, nextCursor } = page<RewardRow>('rewards', tenantId, rangeOf(filter), cursor, limit);
+      return { items: rows.map(toReward), nextCursor };
+    },
+
+    async rewardSums(tenantId, filter) {
+      const window = windowOf(tenantId, rangeOf(filter));
+      const statement = prepared(
+        `reward-sums:${window.shape}`,
+        () => `SELECT count(*) AS count, coalesce(sum(outcome_reward), 0) AS outcome,
+                 coalesce(sum(efficiency_reward), 0) AS efficiency, coalesce(sum(aggregate_reward), 0) AS aggregate,
+                 coalesce(sum(preference_reward), 0) AS preference, count(preference_reward) AS with_preference
+               FROM rewards WHERE ${window.where}`,
+      );
+      return statement.get(window.params) as RewardSums;
     },
 
     async addFeedback(tenantId, workflowId, feedback, at, recompute) {

@@ -138,6 +138,12 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
   const selectLastSeq = db
     .prepare<[string], number>('SELECT coalesce(max(seq), 0) FROM events WHERE workflow_id = ?')
     .pluck();
+  const selectRequestsSent = db
+    .prepare<[string], number>(
+      `SELECT coalesce(sum(json_extract(payload, '$.requests')), 0) FROM events
+       WHERE workflow_id = ? AND type = 'agentPromptEnd'`,
+    )
+    .pluck();
   const flagCancelTree = db
     .prepare<[string], string>(
       `WITH RECURSIVE tree (id) AS (
@@ -275,6 +281,10 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
 
     async lastSeq(workflowId) {
       return selectLastSeq.get(workflowId) ?? 0;
+    },
+
+    async requestsSent(workflowId) {
+      return selectRequestsSent.get(workflowId) ?? 0;
     },
 
     async requestCancel(id) {

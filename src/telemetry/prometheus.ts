@@ -36,6 +36,10 @@ export interface PrometheusOptions {
 const OTHER = 'other';
 /** Seconds; from a cache hit (sub-millisecond) to a long SSE stream. */
 const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Seconds; a simulated call takes microseconds, a long generation minutes. */
+const LLM_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+/** Seconds; from a one-step simulated run to the default 10-minute deadline and beyond. */
+const WORKFLOW_BUCKETS = [0.01, 0.05, 0.25, 1, 5, 15, 60, 300, 600, 1800, 3600];
 const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 const REDUNDANT_DEFAULTS = [
   'baton_nodejs_active_handles_total',
@@ -140,8 +144,30 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
   }
   const llmCalls = new Counter({
     name: 'baton_llm_calls_total',
-    help: 'Completed LLM provider calls (cache hits excluded), by model and purpose.',
-    labelNames: ['model', 'purpose'] as const,
+    help:
+      'LLM calls made, by model, purpose and outcome: a call and its transport retries are one; cache hits and ' +
+      'calls refused by a limit are none (the efficiency record counts the same way).',
+    labelNames: ['model', 'purpose', 'outcome'] as const,
+    registers,
+  });
+  const llmRequests = new Counter({
+    name: 'baton_llm_requests_total',
+    help: 'Requests sent to LLM providers, every attempt (what limits.maxLlmCalls bounds), by model.',
+    labelNames: ['model'] as const,
+    registers,
+  });
+  const llmDuration = new Histogram({
+    name: 'baton_llm_call_duration_seconds',
+    help: 'Duration of LLM calls (transport retries and their waits included), by model.',
+    labelNames: ['model'] as const,
+    buckets: LLM_BUCKETS,
+    registers,
+  });
+  const workflowDuration = new Histogram({
+    name: 'baton_workflow_duration_seconds',
+    help: 'Duration of finished workflows, from start to end, by status.',
+    labelNames: ['status'] as const,
+    buckets: WORKFLOW_BUCKETS,
     registers,
   });
   const llmTokens = new Counter({
@@ -169,7 +195,10 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
   });
   const cacheCostSaved = new Counter({
     name: 'baton_cache_cost_saved_usd_total',
-    help: 'Estimated US dollars not spent thanks to response-cache hits.',
+    help:
+      'Estimated US dollars not spent thanks to response-cache hits; simulated="true" is what sim/* answers ' +
+      'would have cost at their tier price, not money.',
+    labelNames: ['simulated'] as const,
     registers,
   });
   const reflections = new Counter({
@@ -188,6 +217,7 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
   // Known series start at zero, so rates and absence alerts work before the first event.
   for (const status of TERMINAL_STATUSES) finished.labels({ status }).inc(0);
   for (const result of ['hit', 'miss']) cacheLookups.labels({ result }).inc(0);
+  for (const simulated of ['true', 'false']) cacheCostSaved.labels({ simulated }).inc(0);
   for (const level of REFLECTION_LEVELS)
     for (const decision of REFLECTION_DECISIONS) reflections.labels({ level, decision }).inc(0);
 
@@ -202,13 +232,22 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
       case 'workflowStart':
         started.inc();
         return;
-      case 'workflowEnd':
-        finished.inc({ status: oneOf(TERMINAL_STATUSES, p.status) });
+      case 'workflowEnd': {
+        const status = oneOf(TERMINAL_STATUSES, p.status);
+        finished.inc({ status });
+        workflowDuration.observe({ status }, amount(p.durationMs) / 1000);
         return;
+      }
       case 'agentPromptEnd': {
         const model = modelLabel(p.model, 'unknown');
         const used = tokens(p);
-        llmCalls.inc({ model, purpose: purposeLabel(p.purpose, 'prompt') });
+        llmCalls.inc({
+          model,
+          purpose: purposeLabel(p.purpose, 'prompt'),
+          outcome: p.error === undefined ? 'ok' : 'error',
+        });
+        llmRequests.inc({ model }, amount(p.requests));
+        llmDuration.observe({ model }, amount(p.duration) / 1000);
         llmTokens.inc({ model, direction: 'input' }, used.input);
         llmTokens.inc({ model, direction: 'output' }, used.output);
         llmCost.inc({ model }, amount(p.costUsd));
@@ -218,7 +257,7 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
         const used = tokens(p);
         cacheLookups.inc({ result: 'hit' });
         cacheTokensSaved.inc(used.input + used.output);
-        cacheCostSaved.inc(amount(p.costSavedUsd));
+        cacheCostSaved.inc({ simulated: p.simulated === true ? 'true' : 'false' }, amount(p.costSavedUsd));
         return;
       }
       case 'cacheMiss':

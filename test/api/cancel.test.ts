@@ -33,8 +33,10 @@ describe('cancellation', () => {
     expect(done.status).toBe('cancelled');
     expect(Date.now() - started).toBeLessThan(2_000);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const types = (await allEvents(t.app, id)).map((e) => e.type);
-    expect(types).not.toContain('agentPromptEnd');
+    // The call ends without an answer: its agentPromptEnd carries the cancellation, no tokens.
+    const ends = (await allEvents(t.app, id)).filter((e) => e.type === 'agentPromptEnd');
+    expect(ends.map((e) => (e.payload.error as { code: string } | undefined)?.code)).toEqual(['CANCELLED']);
+    expect(ends[0]?.payload.tokenUsage).toBeUndefined();
   });
 
   it('cancels during a run: the finished step stays completed, the running one is cancelled', async () => {
@@ -58,8 +60,10 @@ describe('cancellation', () => {
     const tree = done.tree as NodeJson;
     expect(findNode(tree, 'quick')?.status).toBe('completed');
     expect(findNode(tree, 'slow')?.status).toBe('cancelled');
-    const ends = (await allEvents(t.app, id)).filter((e) => e.type === 'agentPromptEnd').map((e) => e.payload.node);
-    expect(ends).toEqual(['quick']);
+    const ends = (await allEvents(t.app, id)).filter((e) => e.type === 'agentPromptEnd');
+    const answered = ends.filter((e) => e.payload.error === undefined).map((e) => e.payload.node);
+    expect(answered).toEqual(['quick']);
+    expect(ends.find((e) => e.payload.node === 'slow')?.payload.error).toMatchObject({ code: 'CANCELLED' });
   });
 
   it('cancels a queued workflow that has not started: cancelled without any model call', async () => {

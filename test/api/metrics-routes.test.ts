@@ -121,7 +121,7 @@ describe('metrics routes', () => {
     await workflow('completed', 'review');
     await workflow('completed', 'fix');
     await workflow('failed', 'fix');
-    const eff = await app.inject({ method: 'GET', url: '/v1/metrics/efficiency?task_type=fix', headers: ACME });
+    const eff = await app.inject({ method: 'GET', url: '/v1/metrics/efficiency?taskType=fix', headers: ACME });
     expect(eff.statusCode).toBe(200);
     const body = eff.json();
     expect(body.records).toHaveLength(2);
@@ -129,6 +129,10 @@ describe('metrics routes', () => {
     expect(body.aggregate.overall.count).toBe(2);
     const bad = await app.inject({ method: 'GET', url: '/v1/metrics/efficiency?complexity=huge', headers: ACME });
     expect(bad.statusCode).toBe(400);
+    // Query parameters are camelCase (DESIGN §11); the old spelling is refused with the right one named.
+    const old = await app.inject({ method: 'GET', url: '/v1/metrics/efficiency?task_type=fix', headers: ACME });
+    expect(old.statusCode).toBe(400);
+    expect(old.json().message).toContain('taskType');
 
     const rewards = await app.inject({ method: 'GET', url: '/v1/rewards?limit=10', headers: ACME });
     expect(rewards.statusCode).toBe(200);

@@ -87,7 +87,8 @@ describe('prompt-level reflection', () => {
     const third = app.fake.requests[2]?.body as { messages: Array<{ role: string; content: unknown }> };
     expect(third.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
     expect(JSON.stringify(third.messages[4]?.content)).toContain('Reflect on the previous error and try again.');
-    expect(JSON.stringify(third.messages[4]?.content)).toContain('\\"attempt\\":3');
+    // `attempt` is the answer that failed (groundswell's `attempt: attempt` in its catch), here the second.
+    expect(JSON.stringify(third.messages[4]?.content)).toContain('\\"attempt\\":2');
     const entries = await reflections(id);
     expect(entries.map((e) => e.success)).toEqual([false, false]);
   });

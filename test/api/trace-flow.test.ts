@@ -131,8 +131,12 @@ describe('GET /v1/traces/{traceId}', () => {
     expect(app.fake.requests).toHaveLength(served.calls);
     expect(calls.reduce((sum, s) => sum + Number(s.tokens_in), 0)).toBe(served.input);
     expect(calls.reduce((sum, s) => sum + Number(s.tokens_out), 0)).toBe(served.output);
+    // A hit spends nothing, so summing every generation span gives the tokens spent; what the hit
+    // saved is its own field.
+    const generations = spans.filter((s) => s.type === 'generation_span');
+    expect(generations.reduce((sum, s) => sum + Number(s.tokens_in), 0)).toBe(served.input);
     const hit = spans.find((s) => s.cache_hit === true);
-    expect(hit).toMatchObject({ tokens_in: 11, tokens_out: 3, cost_usd: 0 });
+    expect(hit).toMatchObject({ tokens_in: 0, tokens_out: 0, cost_usd: 0, tokens_saved_in: 11, tokens_saved_out: 3 });
     expect(typeof hit?.cache_key).toBe('string');
 
     // The efficiency record agrees with the trace.

@@ -18,6 +18,10 @@ function nested(depth: number): Json {
   return node;
 }
 
+function childWorkflow(name: string): Json {
+  return { type: 'workflow', name, definition: { name, root: prompt(`${name}-leaf`) } };
+}
+
 const manyPrompts = (prefix: string, n: number): Json[] => Array.from({ length: n }, (_, i) => prompt(`${prefix}${i}`));
 
 /** [case, body, the field path the answer must name] */
@@ -85,6 +89,53 @@ const cases: Array<[string, unknown, string]> = [
     'unknown tool',
     definition(prompt('p'), { agents: { a: { model: 'sim/sonnet', tools: ['rm_rf'] } } }),
     'agents.a.tools.0',
+  ],
+  // options.limits over the child workflows a definition names (maxChildren: 0 once ran two of them).
+  [
+    'maxChildren 0 with a child workflow',
+    definition(seq(childWorkflow('kid')), { options: { limits: { maxChildren: 0 } } }),
+    'root.steps.0',
+  ],
+  [
+    'maxChildren 1 with two child workflows',
+    definition(seq(childWorkflow('kid'), childWorkflow('kid2')), { options: { limits: { maxChildren: 1 } } }),
+    'root.steps.1',
+  ],
+  [
+    "a child's own maxChildren",
+    definition(
+      seq({
+        type: 'workflow',
+        name: 'kid',
+        definition: {
+          name: 'kid',
+          root: seq(childWorkflow('g1'), childWorkflow('g2')),
+          options: { limits: { maxChildren: 1 } },
+        },
+      }),
+    ),
+    'root.steps.0.definition.root.steps.1',
+  ],
+  [
+    'maxDescendants 2 with three descendants',
+    definition(
+      seq(childWorkflow('a1'), {
+        type: 'workflow',
+        name: 'a2',
+        definition: { name: 'a2', root: seq(childWorkflow('a3')) },
+      }),
+      {
+        options: { limits: { maxDescendants: 2 } },
+      },
+    ),
+    'root.steps.1.definition.root.steps.0',
+  ],
+  [
+    'child workflows nested deeper than maxDepth',
+    definition(seq({ type: 'workflow', name: 'd1', definition: { name: 'd1', root: seq(childWorkflow('d2')) } }), {
+      options: { limits: { maxDepth: 1 } },
+    }),
+    'root.steps.0.definition.root.steps.0',
   ],
   [
     'unknown field in a simulate script',

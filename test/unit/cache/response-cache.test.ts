@@ -138,6 +138,7 @@ describe('createResponseCache: memory tier', () => {
       sizeBytes: 0,
       tokensSaved: 0,
       costSavedUsd: 0,
+      simulatedCostSavedUsd: 0,
     });
     const small = answer('small', { inputTokens: 10, outputTokens: 5 }, 0.01);
     const large = answer('large', { inputTokens: 100, outputTokens: 50 }, 0.2);
@@ -152,6 +153,23 @@ describe('createResponseCache: memory tier', () => {
     expect(stats.hitRate).toBeCloseTo(4 / 6, 10);
     expect(stats.tokensSaved).toBe(3 * 15 + 150);
     expect(stats.costSavedUsd).toBeCloseTo(0.23, 10);
+  });
+
+  it('keeps what simulated answers would have cost apart, and counts a joined call as a hit', async () => {
+    const { cache } = memoryCache();
+    const simulated = answer('sim', { inputTokens: 8, outputTokens: 2 }, 0.5);
+    simulated.response.simulated = true;
+    await cache.set('acme', 'a:sim', simulated);
+    await cache.get('acme', 'a:sim');
+    await cache.get('acme', 'a:joined');
+    cache.countJoined('acme', answer('real', { inputTokens: 1, outputTokens: 1 }, 0.25).response, 0.25);
+    expect(cache.stats('acme')).toMatchObject({
+      hits: 2,
+      misses: 0,
+      tokensSaved: 12,
+      costSavedUsd: 0.25,
+      simulatedCostSavedUsd: 0.5,
+    });
   });
 
   it('replacing an entry keeps size accounting exact', async () => {
@@ -281,16 +299,18 @@ describe('createResponseCache: collapse', () => {
         release = resolve;
       });
     };
-    const results = Promise.all(Array.from({ length: 10 }, () => cache.collapse('acme', 'a:1', compute)));
+    const shared = Array.from({ length: 10 }, () => cache.collapse('acme', 'a:1', compute));
+    // The first caller computes; the nine others joined its call.
+    expect(shared.map((s) => s.joined)).toEqual([false, ...Array(9).fill(true)]);
     release('answer');
-    expect(await results).toEqual(Array(10).fill('answer'));
+    expect(await Promise.all(shared.map((s) => s.result))).toEqual(Array(10).fill('answer'));
     expect(calls).toBe(1);
 
     // Settled: the next miss computes again; other keys and tenants never share.
     await Promise.all([
-      cache.collapse('acme', 'a:1', async () => calls++),
-      cache.collapse('acme', 'a:2', async () => calls++),
-      cache.collapse('globex', 'a:1', async () => calls++),
+      cache.collapse('acme', 'a:1', async () => calls++).result,
+      cache.collapse('acme', 'a:2', async () => calls++).result,
+      cache.collapse('globex', 'a:1', async () => calls++).result,
     ]);
     expect(calls).toBe(4);
   });
@@ -304,15 +324,15 @@ describe('createResponseCache: collapse', () => {
       throw new Error('provider down');
     };
     const concurrent = [cache.collapse('acme', 'a:1', failing), cache.collapse('acme', 'a:1', failing)];
-    for (const attempt of concurrent) await expect(attempt).rejects.toThrow('provider down');
+    for (const attempt of concurrent) await expect(attempt.result).rejects.toThrow('provider down');
     expect(calls).toBe(1);
 
-    expect(await cache.collapse('acme', 'a:1', async () => 'recovered')).toBe('recovered');
+    expect(await cache.collapse('acme', 'a:1', async () => 'recovered').result).toBe('recovered');
     // A synchronous throw is a rejection like any other, and is not kept either.
     const throwing = (): Promise<string> => {
       throw new Error('sync');
     };
-    await expect(cache.collapse('acme', 'a:1', throwing)).rejects.toThrow('sync');
-    expect(await cache.collapse('acme', 'a:1', async () => 'again')).toBe('again');
+    await expect(cache.collapse('acme', 'a:1', throwing).result).rejects.toThrow('sync');
+    expect(await cache.collapse('acme', 'a:1', async () => 'again').result).toBe('again');
   });
 });

@@ -16,8 +16,9 @@ function record(type: string, fields: { score: number; seconds: number; retries:
       wall_time_seconds: fields.seconds,
       retry_count: fields.retries,
       by_model: {
-        'sim/haiku': { calls: 1, tokens_in: 1, tokens_out: 1, cost_usd: fields.cost / 2 },
-        'sim/opus': { calls: 1, tokens_in: 1, tokens_out: 1, cost_usd: fields.cost / 2 },
+        'anthropic/claude-haiku-5-5': { calls: 1, tokens_in: 1, tokens_out: 1, cost_usd: fields.cost / 2 },
+        'anthropic/claude-opus-5-5': { calls: 1, tokens_in: 1, tokens_out: 1, cost_usd: fields.cost / 2 },
+        'sim/opus': { calls: 1, tokens_in: 1, tokens_out: 1, cost_usd: 0.5, simulated: true },
       },
     },
   };
@@ -40,6 +41,7 @@ describe('aggregateEfficiency (running averages by task type)', () => {
       success_rate: 0.5,
       avg_retry_count: 1,
       avg_cost_usd: 0.03,
+      avg_simulated_cost_usd: 0.5,
     });
     expect(aggregate.overall).toEqual({
       count: 3,
@@ -48,6 +50,8 @@ describe('aggregateEfficiency (running averages by task type)', () => {
       success_rate: 0.6667,
       avg_retry_count: 1,
       avg_cost_usd: 0.02333333,
+      // What sim/* calls would have cost is never added to money.
+      avg_simulated_cost_usd: 0.5,
     });
   });
 
@@ -61,6 +65,7 @@ describe('aggregateEfficiency (running averages by task type)', () => {
         success_rate: null,
         avg_retry_count: null,
         avg_cost_usd: null,
+        avg_simulated_cost_usd: null,
       },
     });
   });

@@ -102,11 +102,13 @@ export class RunBuilder {
     return this;
   }
 
-  /** agentPromptStart + agentPromptEnd of one provider call. */
-  call(node: string, model = 'sim/haiku', tokens: [number, number] = [100, 50], costUsd = 0.001): this {
-    this.event('agentPromptStart', node, { model });
+  /** agentPromptStart + agentPromptEnd of one provider call (one request) in the node's first attempt. */
+  call(node: string, model = 'sim/haiku', tokens: [number, number] = [100, 50], costUsd = 0.001, attempt = 1): this {
+    this.event('agentPromptStart', node, { model, attempt });
     return this.event('agentPromptEnd', node, {
       model,
+      attempt,
+      requests: 1,
       tokenUsage: { inputTokens: tokens[0], outputTokens: tokens[1] },
       costUsd,
     });

@@ -16,20 +16,24 @@ describe('summarizeRun: metrics', () => {
       .node('plan', { attempts: 2 })
       .step('plan')
       .call('plan', 'sim/haiku', [1000, 200], 0.002)
-      .event('agentPromptStart', 'plan', { model: 'sim/sonnet' })
+      .event('agentPromptStart', 'plan', { model: 'sim/sonnet', attempt: 2 })
       .event('retry', 'plan', { reason: 'rate_limit', attempt: 1, code: 'LLM_RATE_LIMIT' })
       .event('agentPromptEnd', 'plan', {
         model: 'sim/sonnet',
+        attempt: 2,
+        requests: 2,
         tokenUsage: { inputTokens: 3000, outputTokens: 500 },
         costUsd: 0.01,
       })
       .event('cacheHit', 'write', { key: 'a:k', model: 'sim/sonnet', tokenUsage: { inputTokens: 9, outputTokens: 9 } })
       .event('toolInvocation', 'write', { toolName: 'search', isError: false })
       .event('toolInvocation', 'write', { toolName: 'search', isError: true })
-      .event('agentPromptStart', 'write', { model: 'anthropic/claude-opus-4-1', purpose: 'reflection' })
+      .event('agentPromptStart', 'write', { model: 'anthropic/claude-opus-4-1', purpose: 'reflection', attempt: 1 })
       .event('agentPromptEnd', 'write', {
         model: 'anthropic/claude-opus-4-1',
         purpose: 'reflection',
+        attempt: 1,
+        requests: 1,
         tokenUsage: { inputTokens: 10, outputTokens: 5 },
         costUsd: 0.5,
       })
@@ -48,8 +52,9 @@ describe('summarizeRun: metrics', () => {
     });
     expect(record.metrics).toEqual({
       wall_time_seconds: 332,
-      agents_spawned: 3, // plan 2 attempts + write 1
+      agents_spawned: 3, // plan's 2 attempts + write's 1, each sent a request
       total_agent_calls: 3, // 3 agentPromptStart; the cache hit is not a call
+      provider_requests: 4, // the sonnet call was sent twice (one transport retry)
       retry_count: 2, // 1 transport + 1 reflection
       retry_reasons: ['rate_limit', 'test_failure'],
       recovery_rate: 1,
@@ -60,9 +65,9 @@ describe('summarizeRun: metrics', () => {
         other: { calls: 0, est_tokens: 0 },
       },
       by_model: {
-        'sim/haiku': { calls: 1, tokens_in: 1000, tokens_out: 200, cost_usd: 0.002 },
-        'sim/sonnet': { calls: 1, tokens_in: 3000, tokens_out: 500, cost_usd: 0.01 },
-        'anthropic/claude-opus-4-1': { calls: 1, tokens_in: 10, tokens_out: 5, cost_usd: 0.5 },
+        'sim/haiku': { calls: 1, requests: 1, tokens_in: 1000, tokens_out: 200, cost_usd: 0.002 },
+        'sim/sonnet': { calls: 1, requests: 2, tokens_in: 3000, tokens_out: 500, cost_usd: 0.01 },
+        'anthropic/claude-opus-4-1': { calls: 1, requests: 1, tokens_in: 10, tokens_out: 5, cost_usd: 0.5 },
       },
       cache_hits: 1,
     });

@@ -71,7 +71,7 @@ describe('metrics repo', () => {
     const c = await finished('acme', T + 2 * MINUTE, 'review', 'complex');
     await finished('other', T + MINUTE, 'review', 'simple');
     const ids = async (filter: Parameters<MetricsStore['listEfficiency']>[1], limit = 10) =>
-      (await metrics.listEfficiency('acme', filter, limit)).map((r) => r.task_id);
+      (await metrics.listEfficiency('acme', filter, null, limit)).items.map((r) => r.task_id);
 
     expect(await ids({})).toEqual([c.id, b.id, a.id]);
     expect(await ids({}, 2)).toEqual([c.id, b.id]);
@@ -81,15 +81,46 @@ describe('metrics repo', () => {
     expect(await ids({ taskType: 'review' })).toEqual([c.id, a.id]);
     expect(await ids({ complexity: 'complex' })).toEqual([c.id, b.id]);
     expect(await ids({ taskType: 'review', complexity: 'complex', from: T })).toEqual([c.id]);
-    await expect(metrics.listEfficiency('acme', {}, 0)).rejects.toThrow(/limit/);
+    await expect(metrics.listEfficiency('acme', {}, null, 0)).rejects.toThrow(/limit/);
+  });
+
+  it('pages efficiency records with a cursor and sums the whole window, not the page', async () => {
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push(await finished('acme', T + i * MINUTE, i < 3 ? 'review' : 'fix'));
+    await finished('other', T, 'review');
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Awaited<ReturnType<MetricsStore['listEfficiency']>> = await metrics.listEfficiency(
+        'acme',
+        {},
+        cursor,
+        2,
+      );
+      seen.push(...page.items.map((r) => r.task_id));
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    expect(seen).toEqual(made.map((m) => m.id).reverse());
+    const sums = await metrics.efficiencySums('acme', {});
+    expect(Object.keys(sums)).toEqual(['fix', 'review']);
+    expect(sums.review?.count).toBe(3);
+    expect(sums.fix?.count).toBe(2);
+    expect((await metrics.efficiencySums('acme', { taskType: 'fix' })).review).toBeUndefined();
+    await expect(metrics.listEfficiency('acme', {}, 'bm90LWEtY3Vyc29y', 2)).rejects.toThrow(/cursor/i);
   });
 
   it('lists rewards newest first in a time range', async () => {
     const a = await finished('acme', T);
     const b = await finished('acme', T + MINUTE);
-    expect((await metrics.listRewards('acme', {}, 10)).map((r) => r.workflow_id)).toEqual([b.id, a.id]);
-    expect((await metrics.listRewards('acme', { to: T }, 10)).map((r) => r.workflow_id)).toEqual([a.id]);
-    expect(await metrics.listRewards('nobody', {}, 10)).toEqual([]);
+    const ids = async (filter: { to?: number }, cursor: string | null = null, limit = 10) =>
+      (await metrics.listRewards('acme', filter, cursor, limit)).items.map((r) => r.workflow_id);
+    expect(await ids({})).toEqual([b.id, a.id]);
+    expect(await ids({ to: T })).toEqual([a.id]);
+    const first = await metrics.listRewards('acme', {}, null, 1);
+    expect(await ids({}, first.nextCursor, 1)).toEqual([a.id]);
+    expect(await metrics.listRewards('nobody', {}, null, 10)).toEqual({ items: [], nextCursor: null });
+    expect((await metrics.rewardSums('acme', {})).count).toBe(2);
+    expect(await metrics.rewardSums('nobody', {})).toMatchObject({ count: 0, with_preference: 0 });
   });
 
   it('adds feedback and recomputes the reward in one transaction, over every action so far', async () => {

@@ -64,7 +64,13 @@ function publishRealisticRun(bus: EventBus): void {
     ev('wf_root', 'cacheMiss', { key: 'k1', node: 'find-bugs' }),
     ev('wf_root', 'agentPromptStart', { node: 'find-bugs', model: 'sim/sonnet', attempt: 1, turn: 1 }),
     ev('wf_root', 'retry', { node: 'find-bugs', reason: 'rate_limit', delayMs: 500, attempt: 1 }),
-    ev('wf_root', 'agentPromptEnd', { model: 'sim/sonnet', duration: 900, tokenUsage: usage, costUsd: 0.0009 }),
+    ev('wf_root', 'agentPromptEnd', {
+      model: 'sim/sonnet',
+      duration: 900,
+      requests: 2,
+      tokenUsage: usage,
+      costUsd: 0.0009,
+    }),
     ev('wf_root', 'invalidResponse', { node: 'find-bugs', attempt: 1 }),
     ev('wf_root', 'reflectionStart', { level: 'prompt', node: 'find-bugs', attempt: 1 }),
     ev('wf_root', 'reflectionEnd', { level: 'prompt', node: 'find-bugs', decision: 'retry', success: true }),
@@ -77,7 +83,13 @@ function publishRealisticRun(bus: EventBus): void {
   ]);
   bus.publish([ev('wf_child', 'workflowStart', { name: 'child', parentWorkflowId: 'wf_root' })]);
   bus.publish([
-    ev('wf_child', 'cacheHit', { key: 'k1', model: 'sim/sonnet', tokenUsage: usage, costSavedUsd: 0.0009 }),
+    ev('wf_child', 'cacheHit', {
+      key: 'k1',
+      model: 'sim/sonnet',
+      tokenUsage: usage,
+      costSavedUsd: 0.0009,
+      simulated: true,
+    }),
     ev('wf_child', 'retry', { reason: 'timeout', delayMs: 100 }),
     ev('wf_child', 'agentPromptEnd', {
       model: 'sim/haiku',
@@ -102,9 +114,9 @@ describe('createPrometheusMetrics', () => {
       'status=cancelled': 0,
     });
     expect(await values(metrics, 'baton_llm_calls_total')).toEqual({
-      'model=sim/sonnet,purpose=prompt': 1,
-      'model=sim/sonnet,purpose=reflection': 1,
-      'model=sim/haiku,purpose=prompt': 1,
+      'model=sim/sonnet,outcome=ok,purpose=prompt': 1,
+      'model=sim/sonnet,outcome=ok,purpose=reflection': 1,
+      'model=sim/haiku,outcome=ok,purpose=prompt': 1,
     });
     expect(await values(metrics, 'baton_llm_tokens_total')).toEqual({
       'direction=input,model=sim/sonnet': 320,
@@ -116,8 +128,12 @@ describe('createPrometheusMetrics', () => {
     expect(cost['model=sim/sonnet']).toBeCloseTo(0.0024, 10);
     expect(cost['model=sim/haiku']).toBeCloseTo(0.0001, 10);
     expect(await values(metrics, 'baton_cache_lookups_total')).toEqual({ 'result=hit': 1, 'result=miss': 1 });
+    expect((await values(metrics, 'baton_llm_requests_total'))['model=sim/sonnet']).toBe(2);
     expect(await values(metrics, 'baton_cache_tokens_saved_total')).toEqual({ '': 150 });
-    expect((await values(metrics, 'baton_cache_cost_saved_usd_total'))['']).toBeCloseTo(0.0009, 10);
+    // What a sim/* answer would have cost is kept apart from money.
+    const saved = await values(metrics, 'baton_cache_cost_saved_usd_total');
+    expect(saved['simulated=true']).toBeCloseTo(0.0009, 10);
+    expect(saved['simulated=false']).toBe(0);
     const reflections = await values(metrics, 'baton_reflections_total');
     expect(reflections['decision=retry,level=prompt']).toBe(1);
     expect(Object.values(reflections).reduce((a, b) => a + b, 0)).toBe(1);
@@ -162,9 +178,9 @@ describe('createPrometheusMetrics', () => {
       ev('w', 'retry', {}),
     ]);
     expect(await values(metrics, 'baton_llm_calls_total')).toEqual({
-      'model=sim/a,purpose=prompt': 2,
-      'model=sim/b,purpose=prompt': 1,
-      'model=other,purpose=prompt': 1,
+      'model=sim/a,outcome=ok,purpose=prompt': 2,
+      'model=sim/b,outcome=ok,purpose=prompt': 1,
+      'model=other,outcome=ok,purpose=prompt': 1,
     });
     expect((await values(metrics, 'baton_llm_tokens_total'))['direction=input,model=other']).toBe(0);
     expect((await values(metrics, 'baton_llm_cost_usd_total'))['model=other']).toBe(0);
@@ -234,6 +250,9 @@ describe('createPrometheusMetrics', () => {
       'baton_workflows_running',
       'baton_queue_depth',
       'baton_llm_calls_total',
+      'baton_llm_requests_total',
+      'baton_llm_call_duration_seconds',
+      'baton_workflow_duration_seconds',
       'baton_llm_tokens_total',
       'baton_llm_cost_usd_total',
       'baton_cache_lookups_total',
