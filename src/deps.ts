@@ -23,6 +23,7 @@ import { createModelCatalog } from './llm/models.js';
 import { createOpenAiProvider } from './llm/openai.js';
 import { createSimulatedProvider } from './llm/simulated.js';
 import { createLogger } from './logging/logger.js';
+import { logFailedWorkflows } from './logging/workflow-log.js';
 import { createSqliteApiKeyStore } from './store/api-keys.repo.js';
 import { createSqliteCacheStore } from './store/cache.repo.js';
 import { startCheckpointer } from './store/checkpointer.js';
@@ -147,6 +148,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     onError,
   });
 
+  const stopFailureLog = logFailedWorkflows(events, logger);
   const telemetry = createPrometheusMetrics({
     bus: events,
     queueDepth: () => queue.depth,
@@ -173,6 +175,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     close() {
       closed ??= (async () => {
         telemetry.close();
+        stopFailureLog();
         await executor.shutdown(0);
         committer.flushNow();
         await checkpointer?.stop();

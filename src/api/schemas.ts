@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EVENT_TYPES } from '../domain/events.js';
 import { STATUSES } from '../domain/status.js';
+import { TotalsSchema } from './usage-totals.js';
 
 /**
  * HTTP schemas shared by the route modules (DESIGN §11). Route-specific shapes stay next to
@@ -127,6 +128,7 @@ export type WorkflowSummary = z.infer<typeof WorkflowSummarySchema>;
 export const WorkflowViewSchema = WorkflowSummarySchema.extend({
   output: z.unknown(),
   tree: NodeViewSchema.nullable(),
+  totals: TotalsSchema,
 });
 export type WorkflowView = z.infer<typeof WorkflowViewSchema>;
 

@@ -8,6 +8,7 @@ import {
   type TraceRecord,
   type TraceSummary,
 } from '../domain/spans.js';
+import type { Totals, UsageFigures } from './usage-totals.js';
 import { iso } from './workflow-view.js';
 
 /**
@@ -60,7 +61,25 @@ const traceHeaderShape = {
 export const TraceSummaryViewSchema = z.object({ ...traceHeaderShape, span_count: z.int() }).describe('TraceSummary');
 export type TraceSummaryView = z.infer<typeof TraceSummaryViewSchema>;
 
-export const TraceViewSchema = z.object({ ...traceHeaderShape, spans: z.array(SpanViewSchema) }).describe('Trace');
+const usageShape = {
+  provider_calls: z.int().describe('Provider calls made (cache hits excluded; calls in flight included).'),
+  tokens_in: z.int().describe('Input tokens spent (0 for cache hits): the sum over the generation spans.'),
+  tokens_out: z.int(),
+  cost_usd: z.number().describe('Money spent on real providers.'),
+  simulated_cost_usd: z.number().describe('What sim/* calls would have cost at their tier price: not money.'),
+};
+
+export const TraceTotalsSchema = z
+  .object({
+    duration_ms: z.int().nullable().describe('The root workflow, start to end (to now while running).'),
+    ...usageShape,
+    with_children: z.object(usageShape).describe('The whole trace: the root workflow and every child workflow.'),
+  })
+  .describe("The root workflow's own figures, and the trace's with its children.");
+
+export const TraceViewSchema = z
+  .object({ ...traceHeaderShape, totals: TraceTotalsSchema, spans: z.array(SpanViewSchema) })
+  .describe('Trace');
 export type TraceView = z.infer<typeof TraceViewSchema>;
 
 export const TracePageSchema = z.object({
@@ -119,7 +138,17 @@ export function toSpanView(span: SpanRecord, children: readonly string[]): SpanV
   return view as SpanView;
 }
 
-export function toTraceView(trace: TraceRecord): TraceView {
+function usageView(figures: UsageFigures) {
+  return {
+    provider_calls: figures.providerCalls,
+    tokens_in: figures.tokensIn,
+    tokens_out: figures.tokensOut,
+    cost_usd: figures.costUsd,
+    simulated_cost_usd: figures.simulatedCostUsd,
+  };
+}
+
+export function toTraceView(trace: TraceRecord, totals: Totals): TraceView {
   const spans = [...trace.spans].sort(byStart);
   const children = new Map<string, string[]>();
   for (const span of spans) {
@@ -128,5 +157,9 @@ export function toTraceView(trace: TraceRecord): TraceView {
     if (siblings === undefined) children.set(span.parentId, [span.spanId]);
     else siblings.push(span.spanId);
   }
-  return { ...header(trace), spans: spans.map((s) => toSpanView(s, children.get(s.spanId) ?? [])) };
+  return {
+    ...header(trace),
+    totals: { duration_ms: totals.durationMs, ...usageView(totals), with_children: usageView(totals.withChildren) },
+    spans: spans.map((s) => toSpanView(s, children.get(s.spanId) ?? [])),
+  };
 }

@@ -2,11 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { NotFoundError } from '../domain/errors.js';
-import type { TraceStore } from '../domain/ports.js';
+import type { Clock, TraceStore } from '../domain/ports.js';
 import { TRACE_STATUSES, type TraceFilter } from '../domain/spans.js';
 import { asQueryError } from './error-handler.js';
 import { errorResponses } from './schemas.js';
 import { TracePageSchema, TraceViewSchema, toTraceSummaryView, toTraceView } from './trace-view.js';
+import { liveDuration, toTotals, usageTotals } from './usage-totals.js';
 
 /** Traces (DESIGN §9, §11): the spans of a root workflow and its children, in the seed's shape. */
 
@@ -32,8 +33,11 @@ const TraceListQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20).describe('Page size, 1-100.'),
 });
 
-export async function traceRoutes(app: FastifyInstance, opts: { deps: { traces: TraceStore } }): Promise<void> {
-  const { traces } = opts.deps;
+export async function traceRoutes(
+  app: FastifyInstance,
+  opts: { deps: { traces: TraceStore; clock: Clock } },
+): Promise<void> {
+  const { traces, clock } = opts.deps;
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.get(
@@ -80,9 +84,14 @@ export async function traceRoutes(app: FastifyInstance, opts: { deps: { traces: 
     async (request) => {
       const { traceId } = request.params;
       // Tenant scoping: another tenant's trace is a 404, exactly like one that does not exist.
-      const trace = await traces.trace(request.tenantId, traceId);
+      const [trace, usage] = await Promise.all([
+        traces.trace(request.tenantId, traceId),
+        traces.generationUsage(request.tenantId, traceId),
+      ]);
       if (!trace) throw new NotFoundError(`trace ${traceId}`);
-      return toTraceView(trace);
+      const everyWorkflow = new Set(usage.map((u) => u.workflowId));
+      const duration = liveDuration(trace.startedAt, trace.endedAt, clock.now());
+      return toTraceView(trace, toTotals(usageTotals(usage, trace.workflowId, everyWorkflow), duration));
     },
   );
 }

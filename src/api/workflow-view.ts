@@ -2,6 +2,7 @@ import type { WorkflowEvent } from '../domain/events.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import { STATUS_SYMBOL } from '../domain/status.js';
 import type { EventView, NodeView, WorkflowSummary, WorkflowView } from './schemas.js';
+import type { Totals } from './usage-totals.js';
 
 /** Pure presentation of store records (no I/O): the route modules fetch, this file shapes. */
 
@@ -88,12 +89,14 @@ export function buildNodeTree(
 export function toWorkflowView(
   workflow: WorkflowRecord,
   nodes: readonly NodeRecord[],
-  childTrees: ReadonlyMap<string, NodeView> = new Map(),
+  childTrees: ReadonlyMap<string, NodeView>,
+  totals: Totals,
 ): WorkflowView {
   return {
     ...toWorkflowSummary(workflow),
     output: workflow.output ?? null,
     tree: buildNodeTree(nodes, childTrees),
+    totals,
   };
 }
 

@@ -20,6 +20,7 @@ import {
   WorkflowPageSchema,
   WorkflowViewSchema,
 } from './schemas.js';
+import { liveDuration, toTotals, usageTotals } from './usage-totals.js';
 import { buildNodeTree, renderTreeText, toWorkflowSummary, toWorkflowView, workflowLinks } from './workflow-view.js';
 
 const IdempotencyHeadersSchema = z.looseObject({
@@ -66,9 +67,15 @@ async function loadTree(
   return { nodes, childTrees };
 }
 
-async function fullView(store: WorkflowStore, workflow: WorkflowRecord) {
-  const { nodes, childTrees } = await loadTree(store, workflow.id);
-  return toWorkflowView(workflow, nodes, childTrees);
+/** The workflow with its node tree (child workflows inline) and its totals, own and with children. */
+async function fullView(deps: Deps, workflow: WorkflowRecord) {
+  const subtree = new Set<string>();
+  const [{ nodes, childTrees }, usage] = await Promise.all([
+    loadTree(deps.store, workflow.id, subtree),
+    deps.traces.generationUsage(workflow.tenantId, workflow.traceId),
+  ]);
+  const duration = liveDuration(workflow.startedAt, workflow.endedAt, deps.clock.now());
+  return toWorkflowView(workflow, nodes, childTrees, toTotals(usageTotals(usage, workflow.id, subtree), duration));
 }
 
 function submitBody(w: WorkflowRecord) {
@@ -172,7 +179,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
         responseDescriptions: { 200: 'The workflow.' },
       },
     },
-    async (request) => fullView(deps.store, await getOwned(request.tenantId, request.params.id)),
+    async (request) => fullView(deps, await getOwned(request.tenantId, request.params.id)),
   );
 
   r.get(
@@ -197,7 +204,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
       },
     },
     async (request, reply) => {
-      const view = await fullView(deps.store, await getOwned(request.tenantId, request.params.id));
+      const view = await fullView(deps, await getOwned(request.tenantId, request.params.id));
       if (request.query.format === 'text') {
         return reply.type('text/plain; charset=utf-8').send(renderTreeText(view));
       }
@@ -233,7 +240,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
       }
       const workflow = await deps.executor.cancel(request.tenantId, request.params.id);
       if (!workflow) throw new NotFoundError(`workflow ${request.params.id}`);
-      return reply.code(202).send(await fullView(deps.store, workflow));
+      return reply.code(202).send(await fullView(deps, workflow));
     },
   );
 }

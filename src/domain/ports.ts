@@ -11,7 +11,7 @@ import type {
 } from './metrics.js';
 import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from './records.js';
 import type { ReflectionEntry } from './reflection.js';
-import type { SpanWrite, TraceFilter, TraceRecord, TraceSummary } from './spans.js';
+import type { GenerationUsage, SpanWrite, TraceFilter, TraceRecord, TraceSummary } from './spans.js';
 import type { Status } from './status.js';
 
 /**
@@ -142,6 +142,8 @@ export interface TraceStore {
   trace(tenantId: string, traceId: string): Promise<TraceRecord | undefined>;
   /** Newest first (by root workflow id). */
   traces(tenantId: string, filter: TraceFilter, cursor: string | null, limit: number): Promise<Page<TraceSummary>>;
+  /** Per workflow of the trace, what its generation spans add up to so far (live while it runs). */
+  generationUsage(tenantId: string, traceId: string): Promise<GenerationUsage[]>;
 }
 
 /** An efficiency record or a reward as the store keeps it: with the tenant it belongs to. */

@@ -160,3 +160,15 @@ export interface TraceFilter {
   /** Epoch ms, exclusive, on `startedAt`. */
   to?: number;
 }
+
+/** What the generation spans of one workflow add up to: calls made, tokens spent, money apart from sim. */
+export interface GenerationUsage {
+  workflowId: string;
+  /** Generation spans that were not cache hits: logical provider calls (open ones included). */
+  calls: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+  /** What sim/* calls would have cost at their tier price: not money. */
+  simulatedCostUsd: number;
+}

@@ -1,6 +1,7 @@
 import { ValidationError } from '../domain/errors.js';
 import type { ChangeSet, Page, TraceStore } from '../domain/ports.js';
 import {
+  type GenerationUsage,
   SPAN_FIELD_SCHEMAS,
   SpanErrorSchema,
   type SpanRecord,
@@ -55,6 +56,9 @@ interface TraceRow {
 const TRACE_COLUMNS =
   'w.id, w.trace_id, w.name, w.correlation_id, w.status, w.created_at, w.ended_at, ' +
   '(SELECT count(*) FROM spans s WHERE s.trace_id = w.trace_id) AS span_count';
+
+/** Spans written before the `simulated` flag existed name their model only. */
+const SIMULATED = "(json_extract(fields, '$.simulated') IS 1 OR json_extract(fields, '$.model') LIKE 'sim/%')";
 
 /** Keys of a fields patch become JSON paths (`$.key`): only plain identifiers are accepted. */
 const FIELD_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -200,6 +204,16 @@ export function createSqliteTraceStore(db: Db, committer: GroupCommitter): Trace
   const selectSpans = db.prepare<[string, string], SpanRow>(
     `SELECT ${SPAN_COLUMNS} FROM spans WHERE trace_id = ? AND tenant_id = ? ORDER BY span_id`,
   );
+  // A sim/* call's cost is what it would have cost: summed apart from money (DESIGN §7).
+  const selectUsage = db.prepare<[string, string], GenerationUsage>(
+    `SELECT workflow_id AS workflowId,
+       sum(json_extract(fields, '$.cache_hit') = 0) AS calls,
+       coalesce(sum(json_extract(fields, '$.tokens_in')), 0) AS tokensIn,
+       coalesce(sum(json_extract(fields, '$.tokens_out')), 0) AS tokensOut,
+       coalesce(sum(CASE WHEN ${SIMULATED} THEN 0 ELSE json_extract(fields, '$.cost_usd') END), 0) AS costUsd,
+       coalesce(sum(CASE WHEN ${SIMULATED} THEN json_extract(fields, '$.cost_usd') ELSE 0 END), 0) AS simulatedCostUsd
+     FROM spans WHERE trace_id = ? AND tenant_id = ? AND type = 'generation_span' GROUP BY workflow_id`,
+  );
   const listStatements = new Map<number, ReturnType<Db['prepare']>>();
 
   function listStatement(mask: number): ReturnType<Db['prepare']> {
@@ -230,6 +244,10 @@ export function createSqliteTraceStore(db: Db, committer: GroupCommitter): Trace
       const rows = selectSpans.all(traceId, tenantId);
       const { spanCount: _, ...summary } = toSummary(root);
       return { ...summary, spans: rows.map(toSpan) };
+    },
+
+    async generationUsage(tenantId, traceId) {
+      return selectUsage.all(traceId, tenantId);
     },
 
     async traces(tenantId, filter, cursor, limit): Promise<Page<TraceSummary>> {

@@ -86,4 +86,26 @@ describe('request logging (DESIGN §12)', () => {
     const sseLines = lines.filter((l) => l.msg === 'request' && String(l.url).endsWith('/events'));
     expect(sseLines).toHaveLength(1);
   });
+
+  it('writes one info line per failed workflow with its id and code, and none for a completed one', async () => {
+    const { lines, stream } = capture();
+    const t = await buildTestApp(
+      { LOG_LEVEL: 'info' },
+      { logger: createLogger({ level: 'info', destination: stream }) },
+    );
+    try {
+      const ok = (await submit(t.app, definition(prompt('fine')))).json().id;
+      const failing = definition(prompt('bad'), {
+        agents: { a: { model: 'sim/sonnet', simulate: { responses: [{ error: { status: 401 } }] } } },
+      });
+      const bad = (await submit(t.app, failing)).json().id;
+      await waitForStatus(t.app, ok);
+      await waitForStatus(t.app, bad);
+      const failures = lines.filter((l) => l.msg === 'workflow failed');
+      expect(failures).toHaveLength(1);
+      expect(failures[0]).toMatchObject({ level: 30, workflowId: bad, code: 'LLM_AUTHENTICATION' });
+    } finally {
+      await t.close();
+    }
+  });
 });

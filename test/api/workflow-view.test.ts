@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { quickStartExample } from '../../src/api/examples.js';
+import type { Totals } from '../../src/api/usage-totals.js';
 import { buildNodeTree, renderTreeText, toWorkflowView } from '../../src/api/workflow-view.js';
 import type { NodeRecord, WorkflowRecord } from '../../src/domain/records.js';
 
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
+const zero = { providerCalls: 0, tokensIn: 0, tokensOut: 0, costUsd: 0, simulatedCostUsd: 0 };
+const totals: Totals = { durationMs: null, ...zero, withChildren: zero };
 
 function workflow(over: Partial<WorkflowRecord> = {}): WorkflowRecord {
   return {
@@ -56,7 +59,7 @@ describe('toWorkflowView', () => {
       node('root', null, 0, { type: 'sequence', status: 'running', endedAt: null }),
       node('a', 'root', 0),
     ];
-    const view = toWorkflowView(workflow(), nodes);
+    const view = toWorkflowView(workflow(), nodes, new Map(), totals);
     expect(view.tree?.children.map((c) => c.name)).toEqual(['a', 'b']);
     expect(view.createdAt).toBe('2025-01-02T03:04:05.000Z');
     expect(view.endedAt).toBeNull();
@@ -79,6 +82,7 @@ describe('toWorkflowView', () => {
       workflow({ status: 'failed' }),
       nodes,
       new Map([['wf_2', child as NonNullable<typeof child>]]),
+      totals,
     );
     expect(renderTreeText(view)).toBe(
       ['✗ review-pr [failed]', '  ✓ main [completed]', '    ✗ sub [failed]', '      ✗ inner [failed]', ''].join('\n'),
@@ -91,7 +95,7 @@ describe('toWorkflowView', () => {
       node('i', 'root', 0, { status: 'idle' }),
       node('c', 'root', 1, { status: 'cancelled' }),
     ];
-    expect(renderTreeText(toWorkflowView(workflow(), nodes))).toBe(
+    expect(renderTreeText(toWorkflowView(workflow(), nodes, new Map(), totals))).toBe(
       ['◐ review-pr [running]', '  ◐ root [running]', '    ○ i [idle]', '    ⊘ c [cancelled]', ''].join('\n'),
     );
   });

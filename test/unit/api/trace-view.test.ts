@@ -83,7 +83,21 @@ const trace: TraceRecord = {
 };
 
 describe('toTraceView', () => {
-  const view = toTraceView(trace);
+  const own = { providerCalls: 2, tokensIn: 30, tokensOut: 7, costUsd: 0.5, simulatedCostUsd: 0.25 };
+  const all = { providerCalls: 5, tokensIn: 90, tokensOut: 21, costUsd: 1, simulatedCostUsd: 0.75 };
+  const view = toTraceView(trace, { durationMs: 1234, ...own, withChildren: all });
+
+  it('carries the totals in snake_case: own, then with the child workflows', () => {
+    expect(view.totals).toEqual({
+      duration_ms: 1234,
+      provider_calls: 2,
+      tokens_in: 30,
+      tokens_out: 7,
+      cost_usd: 0.5,
+      simulated_cost_usd: 0.25,
+      with_children: { provider_calls: 5, tokens_in: 90, tokens_out: 21, cost_usd: 1, simulated_cost_usd: 0.75 },
+    });
+  });
 
   it('lists spans in start order (ties by id) with ISO-8601 Z times', () => {
     expect(view.spans.map((s) => s.span_id)).toEqual(['span_1', 'span_2', 'span_9', 'span_4', 'span_5', 'span_3']);
