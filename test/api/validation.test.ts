@@ -234,4 +234,11 @@ describe('5xx answers never leak internals', () => {
     });
     await broken.app.close();
   });
+
+  it("an invalid responseFormat names the allowed types, not ajv's raw list", async () => {
+    const res = await submit(t.app, definition(prompt('p', { responseFormat: { type: 'strin' } })));
+    expect(res.statusCode).toBe(400);
+    expect(res.json().message).toContain('type must be one of: array, boolean, integer, null, number, object, string');
+    expect(res.json().message).not.toContain('allowed values');
+  });
 });

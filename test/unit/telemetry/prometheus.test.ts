@@ -129,6 +129,13 @@ describe('createPrometheusMetrics', () => {
     expect(cost['model=sim/haiku']).toBeCloseTo(0.0001, 10);
     expect(await values(metrics, 'baton_cache_lookups_total')).toEqual({ 'result=hit': 1, 'result=miss': 1 });
     expect((await values(metrics, 'baton_llm_requests_total'))['model=sim/sonnet']).toBe(2);
+    // Histograms of provider-call latency by model and of workflow duration by status.
+    const calls = await values(metrics, 'baton_llm_call_duration_seconds', 'baton_llm_call_duration_seconds_count');
+    expect(calls['model=sim/sonnet']).toBeGreaterThanOrEqual(1);
+    const sums = await values(metrics, 'baton_llm_call_duration_seconds', 'baton_llm_call_duration_seconds_sum');
+    expect(sums['model=sim/sonnet']).toBeGreaterThanOrEqual(0.9);
+    const workflows = await values(metrics, 'baton_workflow_duration_seconds', 'baton_workflow_duration_seconds_sum');
+    expect(workflows).toMatchObject({ 'status=completed': 0.02, 'status=failed': 1.5 });
     expect(await values(metrics, 'baton_cache_tokens_saved_total')).toEqual({ '': 150 });
     // What a sim/* answer would have cost is kept apart from money.
     const saved = await values(metrics, 'baton_cache_cost_saved_usd_total');
