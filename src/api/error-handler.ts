@@ -227,6 +227,10 @@ export function sendError(
     return reply.code(503).send(errorBody(503, err.code, 'service unavailable; retry later'));
   }
   options.sink?.set(request, err);
+  // A run-time code that reached a request (a provider failure, a timeout) keeps its code and status
+  // (ERROR_CODES); a foreign error is a bug: INTERNAL. Neither leaks its message.
+  if (err instanceof AppError)
+    return reply.code(err.statusCode).send(errorBody(err.statusCode, err.code, 'internal error'));
   return reply.code(500).send(errorBody(500, 'INTERNAL', 'internal error'));
 }
 

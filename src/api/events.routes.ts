@@ -39,7 +39,7 @@ class StreamSlots {
       throw new AppError(
         'TOO_MANY_STREAMS',
         `this API key already has ${count} open event streams (MAX_SSE_STREAMS_PER_TENANT); close one or read JSON pages`,
-        { statusCode: 429, retryAfterMs: 5_000 },
+        { retryAfterMs: 5_000 },
       );
     }
     this.open.set(tenantId, count + 1);

@@ -84,9 +84,7 @@ function range(query: { from?: string | undefined; to?: string | undefined }): {
 }
 
 function notTerminal(workflow: WorkflowRecord): AppError {
-  return new AppError('NOT_TERMINAL', `workflow ${workflow.id} is ${workflow.status}; metrics exist once it ends`, {
-    statusCode: 409,
-  });
+  return new AppError('NOT_TERMINAL', `workflow ${workflow.id} is ${workflow.status}; metrics exist once it ends`);
 }
 
 export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsRouteDeps }): Promise<void> {
@@ -188,7 +186,7 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
       );
       if (!reward) {
         const why = workflow.status === 'cancelled' ? 'was cancelled' : 'has no reward record';
-        throw new AppError('CONFLICT', `workflow ${id} ${why}: there is no reward to adjust`, { statusCode: 409 });
+        throw new AppError('CONFLICT', `workflow ${id} ${why}: there is no reward to adjust`);
       }
       return { reward };
     },

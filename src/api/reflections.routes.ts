@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
-import { NotFoundError } from '../domain/errors.js';
+import { ErrorInfoSchema, NotFoundError } from '../domain/errors.js';
 import { redactSecrets, redactValue } from '../domain/redact.js';
 import {
   REFLECTION_DECISIONS,
@@ -24,7 +24,7 @@ const ReflectionEntryViewSchema = z
     timestamp: z.iso.datetime(),
     level: z.enum(REFLECTION_LEVELS),
     reason: z.string().describe("The model's reason, or why the fallback rule decided."),
-    error: z.object({ code: z.string(), message: z.string() }).describe('The failure reflected on.'),
+    error: ErrorInfoSchema.describe('The failure reflected on.'),
     resolution: z.object({
       decision: z.enum(REFLECTION_DECISIONS),
       revisedPromptData: z.boolean().optional().describe('true when the retry ran with revised prompt data.'),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ErrorInfoSchema } from '../domain/errors.js';
 import { EVENT_TYPES } from '../domain/events.js';
 import { STATUSES } from '../domain/status.js';
 import { TotalsSchema } from './usage-totals.js';
@@ -41,16 +42,7 @@ export const IdParamsSchema = z.object({
 });
 
 const IsoTime = z.iso.datetime().nullable();
-const ErrorInfoSchema = z
-  .object({
-    code: z.string(),
-    message: z.string(),
-    details: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .describe('Structured facts about the failure, e.g. `retryAfterMs` of a provider rate limit.'),
-  })
-  .nullable();
+const NullableErrorSchema = ErrorInfoSchema.nullable();
 
 export const StatusSchema = z.enum(STATUSES);
 
@@ -101,7 +93,7 @@ export const NodeViewSchema: z.ZodType<NodeView> = z.lazy(() =>
     endedAt: IsoTime,
     durationMs: z.number().nullable(),
     output: z.unknown(),
-    error: ErrorInfoSchema,
+    error: NullableErrorSchema,
     childWorkflowId: z.string().nullable(),
     cacheKeys: z.array(z.string()).describe('Response-cache keys of this node’s model calls (GET /v1/cache/{key}).'),
     children: z.array(NodeViewSchema).describe("A workflow node's child holds the child workflow's root node."),
@@ -115,7 +107,7 @@ export const WorkflowSummarySchema = z.object({
   correlationId: z.string().nullable(),
   parentWorkflowId: z.string().nullable(),
   traceId: z.string(),
-  error: ErrorInfoSchema,
+  error: NullableErrorSchema,
   cancelRequested: z.boolean(),
   createdAt: z.iso.datetime(),
   startedAt: IsoTime,

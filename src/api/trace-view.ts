@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ErrorInfoSchema } from '../domain/errors.js';
 import {
   SPAN_FIELD_SCHEMAS,
   SPAN_STATUSES,
@@ -30,7 +31,7 @@ function spanViewSchema<T extends SpanType>(type: T) {
       started_at: z.iso.datetime(),
       ended_at: IsoTime.describe('null while the span is open.'),
       status: z.enum(SPAN_STATUSES).nullable().describe('null while open; interrupted when the process stopped.'),
-      error: z.object({ code: z.string(), message: z.string() }).optional(),
+      error: ErrorInfoSchema.optional(),
       children: z.array(z.string()).describe('Ids of the spans whose parent_id is this span, in start order.'),
       workflow_id: z.string().describe('The workflow (root or child) the span belongs to.'),
       node_id: z.string().nullable().describe('The node the span belongs to, when it belongs to one.'),

@@ -135,7 +135,6 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
             'IDEMPOTENCY_KEY_REUSED',
             'Idempotency-Key was already used with a different request body',
             {
-              statusCode: 422,
               details: [
                 {
                   path: 'headers.idempotency-key',
@@ -234,9 +233,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
       const current = await getOwned(request.tenantId, request.params.id);
       if (isTerminal(current.status)) {
         // A finished workflow cannot be cancelled: say so instead of a 202 that changed nothing.
-        throw new AppError('WORKFLOW_TERMINAL', `workflow ${current.id} is already ${current.status}`, {
-          statusCode: 409,
-        });
+        throw new AppError('WORKFLOW_TERMINAL', `workflow ${current.id} is already ${current.status}`);
       }
       const workflow = await deps.executor.cancel(request.tenantId, request.params.id);
       if (!workflow) throw new NotFoundError(`workflow ${request.params.id}`);

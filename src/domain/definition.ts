@@ -103,8 +103,35 @@ export type WorkflowNode = PromptNode | SequenceNode | ParallelNode | ChildWorkf
 export function childrenOf(node: WorkflowNode): readonly WorkflowNode[] {
   return node.type === 'sequence' || node.type === 'parallel' ? node.steps : [];
 }
+
+/** A copy of a container with other steps (a node without steps comes back as it is). */
+export function withChildren<N extends WorkflowNode>(node: N, steps: WorkflowNode[]): N {
+  return node.type === 'sequence' || node.type === 'parallel' ? { ...node, steps } : node;
+}
 export type NodeType = WorkflowNode['type'];
 export const NODE_TYPES = ['prompt', 'sequence', 'parallel', 'workflow'] as const;
+
+/**
+ * What each node kind is, for code that classifies nodes (metrics, views) rather than runs them:
+ * only the engine's handler table (src/engine/nodes/) executes, checks and redacts a kind.
+ */
+export const NODE_KINDS = {
+  prompt: { callsModel: true, startsChild: false, concurrentSteps: false },
+  sequence: { callsModel: false, startsChild: false, concurrentSteps: false },
+  parallel: { callsModel: false, startsChild: false, concurrentSteps: true },
+  workflow: { callsModel: false, startsChild: true, concurrentSteps: false },
+} as const satisfies Record<NodeType, { callsModel: boolean; startsChild: boolean; concurrentSteps: boolean }>;
+
+/** The prompt nodes of a workflow's own tree (child workflows are their own scopes), by name. */
+export function promptNodesOf(root: WorkflowNode): Map<string, PromptNode> {
+  const prompts = new Map<string, PromptNode>();
+  const visit = (node: WorkflowNode): void => {
+    if (node.type === 'prompt') prompts.set(node.name, node);
+    for (const step of childrenOf(node)) visit(step);
+  };
+  visit(root);
+  return prompts;
+}
 
 export const LimitsSchema = z.strictObject({
   maxDepth: z.int().min(0).max(8).optional().describe('Nesting depth of child workflows; default 3.'),

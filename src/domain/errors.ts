@@ -1,52 +1,104 @@
+import { z } from 'zod';
+import type { RetryReason } from './metrics.js';
 import { redactSecrets } from './redact.js';
 
 /**
- * One error base for the whole service (DESIGN §2). `code` is UPPER_SNAKE and stable: clients and
- * the HTTP mapping key on it. A failed workflow stores `{ code, message, details? }` of the error that ended it.
+ * What every error code means, in one table (DESIGN §1, §2): the HTTP status it answers with, whether
+ * the transport retry layer retries it, whether workflow-level reflection may retry the node it
+ * failed, the seed's retry reason it is counted under, and the outcome reason of a workflow it ends.
+ * No throw site chooses any of these: it names a code. `code` is UPPER_SNAKE and stable.
  */
-export type ErrorCode =
-  | 'VALIDATION_ERROR'
-  | 'UNAUTHORIZED'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'NOT_TERMINAL'
-  | 'WORKFLOW_TERMINAL'
-  | 'IDEMPOTENCY_KEY_REUSED'
-  | 'PAYLOAD_TOO_LARGE'
-  | 'RATE_LIMITED'
-  | 'TOO_MANY_STREAMS'
-  | 'SHUTTING_DOWN'
-  | 'INTERNAL'
-  // run-time node and workflow failures
-  | 'CANCELLED'
-  | 'NODE_TIMEOUT'
-  | 'WORKFLOW_TIMEOUT'
-  | 'MAX_TURNS_EXCEEDED'
-  | 'LLM_CALL_LIMIT_EXCEEDED'
-  | 'LIMIT_EXCEEDED'
-  | 'OUTPUT_TOO_LARGE'
-  | 'MISSING_CONTEXT'
-  | 'INVALID_RESPONSE_FORMAT'
-  | 'VALIDATION_FAILED'
-  | 'UNKNOWN_MODEL'
-  | 'UNKNOWN_TOOL'
-  | 'PROVIDER_NOT_CONFIGURED'
-  | 'CHILD_WORKFLOW_FAILED'
+export interface CodeMeaning {
+  /** The HTTP status when the error answers a request (a failed workflow is data: 200). */
+  status: number;
+  /** The single transport-retry layer retries a provider call that failed with it. */
+  retryable: boolean;
+  /** Workflow-level reflection may ask the agent and retry the node (DESIGN §5.2). */
+  reflectable: boolean;
+  /** Prompt-level reflection re-asks in the same conversation: the answer itself was unusable. */
+  reAsk?: true;
+  /** The seed's retry reason a retry caused by it is counted under (efficiency `retry_reasons`). */
+  retryReason: RetryReason;
+  /** What it makes of a workflow it fails (DESIGN §9 outcome rules). */
+  outcome: 'tests_failed' | 'dependency_missing' | 'timeout' | 'error_unrecoverable';
+}
+
+const request = (status: number): CodeMeaning => ({
+  status,
+  retryable: false,
+  reflectable: false,
+  retryReason: 'test_failure',
+  outcome: 'error_unrecoverable',
+});
+const run = (meaning: Partial<CodeMeaning>): CodeMeaning => ({ ...request(500), ...meaning });
+/** A provider class that reaches a node only after the transport retries gave up: never reflected on. */
+const transport = (retryReason: RetryReason): CodeMeaning =>
+  run({ status: 502, retryable: true, retryReason, outcome: 'error_unrecoverable' });
+/** A provider class no retry or better answer can fix: a missing key, a refused request. */
+const fatal = (outcome: CodeMeaning['outcome']): CodeMeaning => run({ status: 502, outcome });
+
+export const ERROR_CODES = {
+  // request-level codes: what a client sent, or the state of the service
+  VALIDATION_ERROR: request(400),
+  BAD_REQUEST: request(400),
+  INVALID_JSON: request(400),
+  UNAUTHORIZED: request(401),
+  FORBIDDEN: request(403),
+  NOT_FOUND: request(404),
+  METHOD_NOT_ALLOWED: request(405),
+  NOT_ACCEPTABLE: request(406),
+  REQUEST_TIMEOUT: request(408),
+  CONFLICT: request(409),
+  NOT_TERMINAL: request(409),
+  WORKFLOW_TERMINAL: request(409),
+  PAYLOAD_TOO_LARGE: request(413),
+  UNSUPPORTED_MEDIA_TYPE: request(415),
+  IDEMPOTENCY_KEY_REUSED: request(422),
+  UNPROCESSABLE_ENTITY: request(422),
+  RATE_LIMITED: request(429),
+  TOO_MANY_STREAMS: request(429),
+  HEADERS_TOO_LARGE: request(431),
+  INTERNAL: request(500),
+  SHUTTING_DOWN: request(503),
+  SERVICE_UNAVAILABLE: request(503),
+  // run-time node and workflow failures (409: a cancel or a limit, were they ever to answer a request)
+  CANCELLED: run({ status: 409, outcome: 'timeout' }),
+  NODE_TIMEOUT: run({ status: 504, reflectable: true, retryReason: 'timeout', outcome: 'timeout' }),
+  WORKFLOW_TIMEOUT: run({ status: 504, retryReason: 'timeout', outcome: 'timeout' }),
+  MAX_TURNS_EXCEEDED: run({ reflectable: true }),
+  LLM_CALL_LIMIT_EXCEEDED: run({ status: 409 }),
+  LIMIT_EXCEEDED: run({ status: 409 }),
+  OUTPUT_TOO_LARGE: run({ status: 409 }),
+  MISSING_CONTEXT: run({ status: 400, retryReason: 'dependency_conflict', outcome: 'dependency_missing' }),
+  INVALID_RESPONSE_FORMAT: run({ reflectable: true, reAsk: true, outcome: 'tests_failed' }),
+  VALIDATION_FAILED: run({ reflectable: true, reAsk: true, outcome: 'tests_failed' }),
+  UNKNOWN_MODEL: run({ status: 400, retryReason: 'dependency_conflict', outcome: 'dependency_missing' }),
+  UNKNOWN_TOOL: run({ reflectable: true, retryReason: 'dependency_conflict', outcome: 'dependency_missing' }),
+  PROVIDER_NOT_CONFIGURED: run({ status: 400, retryReason: 'dependency_conflict', outcome: 'dependency_missing' }),
+  CHILD_WORKFLOW_FAILED: run({ reflectable: true }),
   // provider error classes (DESIGN §5.1), prefixed so they read well in a failed workflow
-  | 'LLM_RATE_LIMIT'
-  | 'LLM_OVERLOADED'
-  | 'LLM_TIMEOUT'
-  | 'LLM_CONNECTION'
-  | 'LLM_SERVER_ERROR'
-  | 'LLM_BAD_RESPONSE'
-  | 'LLM_AUTHENTICATION'
-  | 'LLM_PERMISSION'
-  | 'LLM_QUOTA'
-  | 'LLM_INVALID_REQUEST';
+  LLM_RATE_LIMIT: transport('rate_limit'),
+  LLM_OVERLOADED: transport('rate_limit'),
+  LLM_TIMEOUT: transport('timeout'),
+  LLM_CONNECTION: transport('timeout'),
+  LLM_SERVER_ERROR: transport('timeout'),
+  // A garbled body is a transport accident like a 5xx: the same request usually succeeds next time.
+  LLM_BAD_RESPONSE: transport('timeout'),
+  LLM_AUTHENTICATION: fatal('dependency_missing'),
+  LLM_PERMISSION: fatal('dependency_missing'),
+  // Quota exhaustion is throttling the account, not this request: counted as a rate limit.
+  LLM_QUOTA: { ...fatal('dependency_missing'), retryReason: 'rate_limit' },
+  LLM_INVALID_REQUEST: fatal('error_unrecoverable'),
+} as const satisfies Record<string, CodeMeaning>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The meaning of a code; unknown codes (a stored record from another build) read as INTERNAL. */
+export function meaningOf(code: string): CodeMeaning {
+  return Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as ErrorCode] : ERROR_CODES.INTERNAL;
+}
 
 export interface AppErrorOptions {
-  statusCode?: number;
-  retryable?: boolean;
   retryAfterMs?: number;
   details?: unknown;
   cause?: unknown;
@@ -54,8 +106,6 @@ export interface AppErrorOptions {
 
 export class AppError extends Error {
   readonly code: ErrorCode;
-  readonly statusCode: number;
-  readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;
   readonly details: unknown;
 
@@ -63,10 +113,18 @@ export class AppError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
     this.code = code;
-    this.statusCode = options.statusCode ?? 500;
-    this.retryable = options.retryable ?? false;
     this.retryAfterMs = options.retryAfterMs;
     this.details = options.details;
+  }
+
+  /** The HTTP status of its code (ERROR_CODES): no throw site chooses one. */
+  get statusCode(): number {
+    return ERROR_CODES[this.code].status;
+  }
+
+  /** Whether the transport retry layer retries it (ERROR_CODES). */
+  get retryable(): boolean {
+    return ERROR_CODES[this.code].retryable;
   }
 
   /** The persisted / API shape of a failure; provider texts may quote secrets, so it is redacted. */
@@ -75,12 +133,18 @@ export class AppError extends Error {
   }
 }
 
-export interface ErrorInfo {
-  code: string;
-  message: string;
-  /** Structured facts about the failure, e.g. `{ retryAfterMs }` of a rate limit. */
-  details?: Record<string, unknown>;
-}
+/** The persisted and API shape of a failure, declared once (stored rows are parsed through it). */
+export const ErrorInfoSchema = z
+  .object({
+    code: z.string(),
+    message: z.string(),
+    details: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Structured facts about the failure, e.g. `{ retryAfterMs }` of a rate limit.'),
+  })
+  .describe('ErrorInfo');
+export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
 
 /** The one shape of error details on the wire (DESIGN §11): which field, and what is wrong with it. */
 export interface ErrorDetail {
@@ -93,13 +157,13 @@ export class ValidationError extends AppError {
   declare readonly details: readonly ErrorDetail[] | undefined;
 
   constructor(message: string, details?: readonly ErrorDetail[]) {
-    super('VALIDATION_ERROR', message, { statusCode: 400, details });
+    super('VALIDATION_ERROR', message, { details });
   }
 }
 
 export class NotFoundError extends AppError {
   constructor(what: string) {
-    super('NOT_FOUND', `${what} not found`, { statusCode: 404 });
+    super('NOT_FOUND', `${what} not found`);
   }
 }
 
@@ -120,7 +184,7 @@ export type ProviderErrorKind =
   | 'quota'
   | 'invalid_request';
 
-const KIND_CODE: Record<ProviderErrorKind, ErrorCode> = {
+const KIND_CODE = {
   rate_limit: 'LLM_RATE_LIMIT',
   overloaded: 'LLM_OVERLOADED',
   timeout: 'LLM_TIMEOUT',
@@ -131,17 +195,7 @@ const KIND_CODE: Record<ProviderErrorKind, ErrorCode> = {
   permission: 'LLM_PERMISSION',
   quota: 'LLM_QUOTA',
   invalid_request: 'LLM_INVALID_REQUEST',
-};
-
-const RETRYABLE_KINDS: ReadonlySet<ProviderErrorKind> = new Set([
-  'rate_limit',
-  'overloaded',
-  'timeout',
-  'connection',
-  'server',
-  // A garbled body is a transport accident like a 5xx: the same request usually succeeds next time.
-  'bad_response',
-]);
+} as const satisfies Record<ProviderErrorKind, ErrorCode>;
 
 export class ProviderError extends AppError {
   readonly kind: ProviderErrorKind;
@@ -152,12 +206,7 @@ export class ProviderError extends AppError {
     message: string,
     options: { httpStatus?: number; retryAfterMs?: number; cause?: unknown } = {},
   ) {
-    super(KIND_CODE[kind], message, {
-      statusCode: 502,
-      retryable: RETRYABLE_KINDS.has(kind),
-      retryAfterMs: options.retryAfterMs,
-      cause: options.cause,
-    });
+    super(KIND_CODE[kind], message, { retryAfterMs: options.retryAfterMs, cause: options.cause });
     this.name = 'ProviderError';
     this.kind = kind;
     this.httpStatus = options.httpStatus;

@@ -1,36 +1,148 @@
+import { z } from 'zod';
+import { NODE_TYPES } from './definition.js';
+import { ErrorInfoSchema } from './errors.js';
+import { STATUSES } from './status.js';
+
 /**
  * Workflow events (DESIGN §9): groundswell's names, persisted with a per-workflow monotonic `seq`
- * and streamed over SSE with `id: <seq>`.
+ * and streamed over SSE with `id: <seq>`. The event log is the record SSE, metrics, rewards and
+ * Prometheus are derived from, so every type has one zod schema: events are built as typed bodies
+ * (`{ type, payload }`, checked by the compiler) and parsed by the same schemas on the way out of the
+ * store, so readers switch on `type` and get typed payloads, never casts.
  */
-export const EVENT_TYPES = [
-  'workflowStart',
-  'workflowEnd',
-  'stepStart',
-  'stepEnd',
-  'error',
-  'invalidResponse',
-  'treeUpdated',
-  'childAttached',
-  'agentPromptStart',
-  'agentPromptEnd',
-  'toolInvocation',
-  'retry',
-  'reflectionStart',
-  'reflectionEnd',
-  'cacheHit',
-  'cacheMiss',
-  'spawnRequested',
-  'checkpoint',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
 
-export interface WorkflowEvent {
+const node = z.string().describe('The node name.');
+const attempt = z.int().min(0).describe('The node attempt (1-based).');
+const TokenUsageSchema = z.object({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  cacheReadTokens: z.number().optional(),
+  cacheWriteTokens: z.number().optional(),
+});
+const call = {
+  node,
+  agent: z.string(),
+  model: z.string().describe('provider/model'),
+  simulated: z.boolean().describe('A sim/* model: its figures are what the call would have cost.'),
+  attempt,
+  turn: z.int().min(1),
+  purpose: z.string().optional().describe('What the call is for when it is not the prompt itself (reflection).'),
+};
+const reflectionLevel = z.enum(['prompt', 'agent', 'workflow']);
+
+export const EVENT_SCHEMAS = {
+  workflowStart: z.object({ name: z.string(), parentWorkflowId: z.string().nullable() }),
+  workflowEnd: z.object({ status: z.enum(STATUSES), durationMs: z.number(), error: ErrorInfoSchema.optional() }),
+  stepStart: z.object({ node, type: z.enum(NODE_TYPES), attempt }),
+  stepEnd: z.object({
+    node,
+    status: z.enum(STATUSES),
+    attempt,
+    durationMs: z.number(),
+    error: ErrorInfoSchema.optional(),
+    retry: z.boolean().optional().describe('A workflow-level reflection decided to run the node again.'),
+  }),
+  error: ErrorInfoSchema.extend({ node, attempt }),
+  invalidResponse: ErrorInfoSchema.extend({
+    node,
+    attempt: z.int().min(1).describe('The answer that broke the responseFormat.'),
+    nodeAttempt: attempt,
+  }),
+  treeUpdated: z.object({ node }),
+  childAttached: z.object({ node, childWorkflowId: z.string(), name: z.string() }),
+  agentPromptStart: z.object({ ...call, prompt: z.string().optional().describe('The rendered user message, turn 1.') }),
+  agentPromptEnd: z.object({
+    ...call,
+    duration: z.number().describe('ms, transport retries and their waits included.'),
+    requests: z.int().min(0).describe('Requests sent for this call, every attempt.'),
+    tokenUsage: TokenUsageSchema.optional(),
+    costUsd: z.number().optional(),
+    stopReason: z.string().optional(),
+    error: ErrorInfoSchema.optional().describe('The call ended without an answer.'),
+  }),
+  toolInvocation: z.object({
+    node,
+    toolName: z.string(),
+    input: z.unknown(),
+    output: z.unknown(),
+    isError: z.boolean(),
+    duration: z.number(),
+  }),
+  retry: z.object({
+    node,
+    reason: z.enum(['rate_limit', 'timeout']),
+    delayMs: z.number(),
+    attempt: z.int().min(1).describe('The transport attempt that failed.'),
+    code: z.string(),
+    message: z.string(),
+  }),
+  reflectionStart: z.object({ level: reflectionLevel, node, attempt, nodeAttempt: attempt.optional() }),
+  reflectionEnd: z.object({
+    level: reflectionLevel,
+    node,
+    attempt,
+    nodeAttempt: attempt.optional(),
+    decision: z.enum(['retry', 'skip', 'abort']),
+    success: z.boolean(),
+  }),
+  cacheHit: z.object({
+    key: z.string(),
+    node,
+    model: z.string(),
+    tokenUsage: TokenUsageSchema.describe('What the original call spent: saved by this hit.'),
+    costSavedUsd: z.number(),
+    simulated: z.boolean().optional(),
+    collapsed: z.boolean().optional().describe('Waited on an identical call in flight.'),
+  }),
+  cacheMiss: z.object({ key: z.string(), node }),
+  // Emitted by capabilities that come later (spawning, human checkpoints): their shapes are open.
+  spawnRequested: z.record(z.string(), z.unknown()),
+  checkpoint: z.record(z.string(), z.unknown()),
+} as const;
+
+export type EventType = keyof typeof EVENT_SCHEMAS;
+export const EVENT_TYPES = Object.keys(EVENT_SCHEMAS) as [EventType, ...EventType[]];
+export type EventPayloads = { [K in EventType]: z.infer<(typeof EVENT_SCHEMAS)[K]> };
+export type EventPayload<K extends EventType> = EventPayloads[K];
+
+const body = <K extends EventType>(type: K) => z.object({ type: z.literal(type), payload: EVENT_SCHEMAS[type] });
+
+/** What an event says, its type and that type's payload, as a schema: stored rows are parsed, not trusted. */
+export const EventBodySchema = z.discriminatedUnion('type', [
+  body('workflowStart'),
+  body('workflowEnd'),
+  body('stepStart'),
+  body('stepEnd'),
+  body('error'),
+  body('invalidResponse'),
+  body('treeUpdated'),
+  body('childAttached'),
+  body('agentPromptStart'),
+  body('agentPromptEnd'),
+  body('toolInvocation'),
+  body('retry'),
+  body('reflectionStart'),
+  body('reflectionEnd'),
+  body('cacheHit'),
+  body('cacheMiss'),
+  body('spawnRequested'),
+  body('checkpoint'),
+]);
+
+/** The type and payload pair of an event (the compiler checks that they go together). */
+export type EventBody = z.infer<typeof EventBodySchema>;
+
+// Every event type is a member of the union above: a new type does not compile until it is listed.
+type Missing = Exclude<EventType, EventBody['type']>;
+export const EVERY_TYPE_LISTED: Missing extends never ? true : Missing = true;
+
+export interface EventEnvelope {
   workflowId: string;
   tenantId: string;
   seq: number;
-  type: EventType;
   nodeId: string | null;
   /** Epoch milliseconds. */
   at: number;
-  payload: Record<string, unknown>;
 }
+
+export type WorkflowEvent = EventEnvelope & EventBody;

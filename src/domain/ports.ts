@@ -1,4 +1,4 @@
-import type { Complexity } from './definition.js';
+import type { Complexity, WorkflowDefinition } from './definition.js';
 import type { WorkflowEvent } from './events.js';
 import type { LlmRequest, LlmResponse, TokenUsage } from './llm.js';
 import type {
@@ -48,6 +48,23 @@ export interface ResolvedModel {
   tier: ModelTier;
   simulated: boolean;
   client: LlmProvider;
+}
+
+/**
+ * Starts child workflows under a node of the calling workflow (DESIGN §1): a `workflow` node, and
+ * later a tool (`request_spawn_workflow`) or a review node, reach the engine only through this port.
+ * The child inherits the tenant, the trace and the correlation id; cancelling the parent cancels it.
+ */
+export interface ChildLauncher {
+  /**
+   * Creates the child workflow under `nodeId` (its rows committed with the parent's journal) and
+   * returns its record; limits of the parent's tree (depth, children, descendants) are checked here.
+   */
+  create(request: { nodeId: string; definition: WorkflowDefinition }): Promise<WorkflowRecord>;
+  /** A child created by an earlier execution (a resumed run finds it instead of creating another). */
+  find(childId: string): Promise<WorkflowRecord>;
+  /** Runs a child (created now or found after a restart) to a terminal state under the parent's signal. */
+  run(child: WorkflowRecord, signal: AbortSignal, parentSpan: string): Promise<WorkflowRecord>;
 }
 
 export interface ModelCatalog {

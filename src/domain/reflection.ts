@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ErrorInfo } from './errors.js';
+import { ErrorInfoSchema } from './errors.js';
 
 /**
  * Reflection (DESIGN §5.2): groundswell's three levels, the decision a reflection reaches, the
@@ -22,9 +22,6 @@ export const ReflectionAdviceSchema = z.object({
   revisedSystemPrompt: z.string().max(100000).optional(),
 });
 export type ReflectionAdvice = z.infer<typeof ReflectionAdviceSchema>;
-
-/** Same shape as `ErrorInfo` in errors.ts, as a schema so JSON columns are parsed, not trusted. */
-export const ReflectionErrorSchema: z.ZodType<ErrorInfo> = z.object({ code: z.string(), message: z.string() });
 
 /**
  * How a reflection was resolved.
@@ -64,7 +61,7 @@ export const ReflectionEntrySchema = z.object({
   /** The model's reason, or why the fallback heuristic decided. */
   reason: z.string(),
   /** The failure reflected on. */
-  error: ReflectionErrorSchema,
+  error: ErrorInfoSchema,
   resolution: ReflectionResolutionSchema,
   /** Whether the attempt that followed succeeded; null until it finished (or when none followed). */
   success: z.boolean().nullable(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ErrorInfo } from './errors.js';
 
 /**
  * Tracing spans (DESIGN §9; loki-mode / OpenAI Agents SDK shapes). A trace is every span of one
@@ -61,7 +62,7 @@ export interface SpanRecord<T extends SpanType = SpanType> {
   startedAt: number;
   endedAt: number | null;
   status: SpanStatus | null;
-  error: { code: string; message: string } | null;
+  error: ErrorInfo | null;
   fields: SpanFieldsByType[T];
 }
 
@@ -75,7 +76,7 @@ export type SpanWrite =
       spanId: string;
       endedAt: number;
       status: SpanStatus;
-      error?: { code: string; message: string } | null;
+      error?: ErrorInfo | null;
       /** Replaces fields known only at the end (e.g. tokens, success). */
       fields?: Partial<SpanFields>;
     };
@@ -85,8 +86,6 @@ export const SpanTypeSchema = z.enum(SPAN_TYPES);
 
 // ---------------------------------------------------------------------------------------------
 // Reading spans back (added with the trace store, src/store/spans.repo.ts).
-
-export const SpanErrorSchema = z.object({ code: z.string(), message: z.string() });
 
 /**
  * The stored `fields` of each span type, checked when a span is read back. Loose: a key the

@@ -1,4 +1,5 @@
 import type { AppError } from '../domain/errors.js';
+import type { Clock } from '../domain/ports.js';
 
 /**
  * A child abort signal that fires when its parent aborts (same reason) or after `ms` (with
@@ -31,28 +32,36 @@ export function inheritDeadline(signal: AbortSignal, from: AbortSignal | undefin
   if (at !== Number.POSITIVE_INFINITY) deadlines.set(signal, at);
 }
 
-/** `now` is the caller's clock reading, the time base of `deadlineOf`. */
+/**
+ * The timer runs on the injected clock (its `sleep`, cancelled on dispose), so a test's manual clock
+ * drives deadlines like every other wait; `clock.now()` is the time base of `deadlineOf`.
+ */
 export function withDeadline(
   parent: AbortSignal,
   ms: number | undefined,
   onTimeout: () => AppError,
-  now: number,
+  clock: Clock,
 ): Deadline {
   const controller = new AbortController();
   if (parent.aborted) {
     controller.abort(parent.reason);
     return { signal: controller.signal, dispose() {} };
   }
-  const at = Math.min(deadlineOf(parent), ms === undefined ? Number.POSITIVE_INFINITY : now + ms);
+  const at = Math.min(deadlineOf(parent), ms === undefined ? Number.POSITIVE_INFINITY : clock.now() + ms);
   if (at !== Number.POSITIVE_INFINITY) deadlines.set(controller.signal, at);
   const onParentAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onParentAbort, { once: true });
-  const timer = ms === undefined ? undefined : setTimeout(() => controller.abort(onTimeout()), ms);
-  timer?.unref?.();
+  const timer = ms === undefined ? undefined : new AbortController();
+  if (timer) {
+    clock.sleep(ms as number, timer.signal).then(
+      () => controller.abort(onTimeout()),
+      () => {},
+    );
+  }
   return {
     signal: controller.signal,
     dispose() {
-      if (timer) clearTimeout(timer);
+      timer?.abort();
       parent.removeEventListener('abort', onParentAbort);
     },
   };

@@ -1,15 +1,34 @@
-import type { AgentConfig, ChildDefinition, WorkflowDefinition, WorkflowNode } from '../domain/definition.js';
+import {
+  type AgentConfig,
+  type ChildDefinition,
+  childrenOf,
+  type WorkflowDefinition,
+  type WorkflowNode,
+  withChildren,
+} from '../domain/definition.js';
 import { redactSecrets, redactValue } from '../domain/redact.js';
+import type { Redactor } from './node-context.js';
+import { handlerOf } from './nodes/table.js';
 
 /**
  * baton never keeps a secret (DESIGN §13): a submitted definition's free text and data — `input`,
  * prompt `user` and `data`, agent `system` and `simulate` scripts — go through the one redaction
  * function before the definition is stored or run, so a password pasted into a prompt or an API
  * token passed as input reaches neither the database nor the model. Schemas (`responseFormat`) are
- * left as they are: a property *named* `password` is a shape, not a secret. Copy-on-write: a
- * definition without secrets comes back as the same object.
+ * left as they are: a property *named* `password` is a shape, not a secret. Each kind redacts its
+ * own fields (its handler's `redact`); copy-on-write: a definition without secrets comes back as is.
  */
 export function redactDefinition(definition: WorkflowDefinition): WorkflowDefinition {
+  return redactScope(definition);
+}
+
+const redactor: Redactor = {
+  text: redactSecrets,
+  value: <T>(value: T) => redactValue(value) as T,
+  child: (definition) => redactScope(definition),
+};
+
+function redactScope<D extends WorkflowDefinition | ChildDefinition>(definition: D): D {
   const input = redactValue(definition.input);
   const agents = redactAgents(definition.agents);
   const root = redactNode(definition.root);
@@ -35,28 +54,8 @@ function redactAgents<T extends Record<string, AgentConfig> | undefined>(agents:
 }
 
 function redactNode(node: WorkflowNode): WorkflowNode {
-  switch (node.type) {
-    case 'prompt': {
-      const user = redactSecrets(node.user);
-      const data = redactValue(node.data) as typeof node.data;
-      return user === node.user && data === node.data ? node : { ...node, user, data };
-    }
-    case 'sequence':
-    case 'parallel': {
-      const steps = node.steps.map(redactNode);
-      return steps.every((step, i) => step === node.steps[i]) ? node : { ...node, steps };
-    }
-    case 'workflow': {
-      const definition = redactChild(node.definition);
-      return definition === node.definition ? node : { ...node, definition };
-    }
-  }
-}
-
-function redactChild(child: ChildDefinition): ChildDefinition {
-  const input = redactValue(child.input);
-  const agents = redactAgents(child.agents);
-  const root = redactNode(child.root);
-  if (input === child.input && agents === child.agents && root === child.root) return child;
-  return { ...child, input, agents, root };
+  const own = handlerOf(node).redact?.(node, redactor) ?? node;
+  const steps = childrenOf(own);
+  const redacted = steps.map(redactNode);
+  return redacted.every((step, i) => step === steps[i]) ? own : withChildren(own, redacted);
 }

@@ -1,6 +1,16 @@
-import { type AgentConfig, agentNamed, childrenOf, DEFAULTS, type WorkflowNode } from '../domain/definition.js';
+import {
+  type AgentConfig,
+  agentNamed,
+  childrenOf,
+  DEFAULTS,
+  NODE_KINDS,
+  type PromptNode,
+  type WorkflowNode,
+} from '../domain/definition.js';
 import { AppError, ValidationError } from '../domain/errors.js';
 import type { ModelCatalog } from '../domain/ports.js';
+import type { DefinitionRules } from './node-context.js';
+import { handlerOf } from './nodes/table.js';
 import { compileSchema, InvalidSchemaError } from './response-format.js';
 import { checkSchemaBudget } from './schema-budget.js';
 import { forEachString, lookup, MISSING, refsIn } from './templates.js';
@@ -26,6 +36,15 @@ interface Scope {
   input: unknown;
   /** The child definition's input may hold templates rendered only at run time. */
   inputKnown: boolean;
+  /** Child workflows between the root and this scope. */
+  workflowDepth: number;
+}
+
+/** What the whole tree shares: counts, and the root's limits over the child workflows it names. */
+interface Tree {
+  nodes: number;
+  descendants: number;
+  limits: Limits;
 }
 
 export interface CheckableDefinition {
@@ -43,64 +62,18 @@ export function checkDefinition(definition: CheckableDefinition, context: RuleCo
   if (inputBytes > DEFAULTS.maxInputBytes) {
     issues.push({ path: 'input', message: `is ${inputBytes} bytes; the limit is ${DEFAULTS.maxInputBytes}` });
   }
-  const counter = { nodes: 0 };
-  checkScope(
-    definition,
-    'root',
-    { agents: definition.agents ?? {}, input: definition.input, inputKnown: true },
-    0,
-    counter,
-    context,
-    issues,
-  );
+  const tree: Tree = { nodes: 0, descendants: 0, limits: { ...DEFAULTS.limits, ...definition.options?.limits } };
+  const scope: Scope = { agents: definition.agents ?? {}, input: definition.input, inputKnown: true, workflowDepth: 0 };
+  checkScope(definition, 'root', scope, 0, tree, context, issues);
   checkAgents(definition.agents ?? {}, 'agents', context, issues);
-  checkChildLimits(definition, issues);
-  if (counter.nodes > DEFAULTS.maxNodes) {
-    issues.push({ path: 'root', message: `has ${counter.nodes} nodes; the limit is ${DEFAULTS.maxNodes}` });
+  if (tree.nodes > DEFAULTS.maxNodes) {
+    issues.push({ path: 'root', message: `has ${tree.nodes} nodes; the limit is ${DEFAULTS.maxNodes}` });
   }
   if (issues.length > 0) {
     const first = issues[0] as Issue;
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
     throw new ValidationError(`${first.path}: ${first.message}${more}`, issues);
   }
-}
-
-/**
- * `options.limits` over the child workflows a definition names: each workflow starts at most
- * `maxChildren` (its own limit), the whole tree at most the root's `maxDescendants`, nested at most
- * the root's `maxDepth` deep. Child workflow nodes are static, so this is exact at submission.
- */
-function checkChildLimits(definition: CheckableDefinition, issues: Issue[]): void {
-  const root: Limits = { ...DEFAULTS.limits, ...definition.options?.limits };
-  let descendants = 0;
-  const visitScope = (scope: CheckableDefinition, path: string, depth: number): void => {
-    const maxChildren = scope.options?.limits?.maxChildren ?? DEFAULTS.limits.maxChildren;
-    let children = 0;
-    const visit = (node: WorkflowNode, nodePath: string): void => {
-      for (const [i, step] of childrenOf(node).entries()) visit(step, `${nodePath}.steps.${i}`);
-      if (node.type !== 'workflow') return;
-      children++;
-      descendants++;
-      if (children > maxChildren) {
-        issues.push({
-          path: nodePath,
-          message: `is child workflow ${children} of its workflow; options.limits.maxChildren allows ${maxChildren}`,
-        });
-      } else if (descendants > root.maxDescendants) {
-        issues.push({
-          path: nodePath,
-          message: `is descendant workflow ${descendants}; the root's options.limits.maxDescendants allows ${root.maxDescendants}`,
-        });
-      } else if (depth + 1 > root.maxDepth) {
-        issues.push({
-          path: nodePath,
-          message: `nests child workflows ${depth + 1} deep; options.limits.maxDepth allows ${root.maxDepth}`,
-        });
-      } else visitScope(node.definition, `${nodePath}.definition.root`, depth + 1);
-    };
-    visit(scope.root, path);
-  };
-  visitScope(definition, 'root', 0);
 }
 
 function checkModel(spec: string, path: string, context: RuleContext, issues: Issue[]): string | undefined {
@@ -132,16 +105,16 @@ function checkScope(
   path: string,
   scope: Scope,
   nesting: number,
-  counter: { nodes: number },
+  tree: Tree,
   context: RuleContext,
   issues: Issue[],
 ): void {
   const seen = new Map<string, string>();
-  const completedBefore = new Set<string>();
-  walk(definition.root, path, nesting, completedBefore);
+  const maxChildren = definition.options?.limits?.maxChildren ?? DEFAULTS.limits.maxChildren;
+  let children = 0;
 
   function walk(node: WorkflowNode, nodePath: string, depth: number, before: Set<string>): void {
-    counter.nodes++;
+    tree.nodes++;
     if (depth > DEFAULTS.maxNesting) {
       issues.push({ path: nodePath, message: `nesting is deeper than ${DEFAULTS.maxNesting} levels` });
       return;
@@ -151,37 +124,56 @@ function checkScope(
       issues.push({ path: `${nodePath}.name`, message: `"${node.name}" is also the name of ${duplicate}` });
     else seen.set(node.name, nodePath);
 
-    switch (node.type) {
-      case 'prompt':
-        checkPrompt(node, nodePath, before);
-        break;
-      case 'sequence': {
-        const done = new Set(before);
-        for (const [i, step] of node.steps.entries()) {
-          walk(step, `${nodePath}.steps.${i}`, depth + 1, new Set(done));
-          collectNames(step, done);
-        }
-        break;
-      }
-      case 'parallel':
-        for (const [i, step] of node.steps.entries()) walk(step, `${nodePath}.steps.${i}`, depth + 1, new Set(before));
-        break;
-      case 'workflow': {
-        const child = node.definition;
-        checkTemplates(child.input, `${nodePath}.definition.input`, before, scope);
-        checkAgents(child.agents ?? {}, `${nodePath}.definition.agents`, context, issues);
-        const childScope: Scope = {
-          agents: { ...scope.agents, ...child.agents },
-          input: child.input,
-          inputKnown: false,
-        };
-        checkScope(child, `${nodePath}.definition.root`, childScope, depth + 1, counter, context, issues);
-        break;
-      }
+    // The kind's own fields are its handler's to check; its steps are walked here.
+    handlerOf(node).check?.(node, rules, { path: nodePath, before, depth });
+    // Steps that run one after another see the earlier ones completed; concurrent steps see none.
+    const inOrder = !NODE_KINDS[node.type].concurrentSteps;
+    const done = new Set(before);
+    for (const [i, step] of childrenOf(node).entries()) {
+      walk(step, `${nodePath}.steps.${i}`, depth + 1, new Set(inOrder ? done : before));
+      if (inOrder) collectNames(step, done);
     }
   }
 
-  function checkPrompt(node: Extract<WorkflowNode, { type: 'prompt' }>, nodePath: string, before: Set<string>) {
+  const rules: DefinitionRules = {
+    prompt: (node, site) => checkPrompt(node, site.path, site.before),
+    childWorkflow(node, site) {
+      const child = node.definition;
+      checkTemplates(child.input, `${site.path}.definition.input`, site.before, scope);
+      checkAgents(child.agents ?? {}, `${site.path}.definition.agents`, context, issues);
+      if (!withinChildLimits(site.path)) return;
+      const childScope: Scope = {
+        agents: { ...scope.agents, ...child.agents },
+        input: child.input,
+        inputKnown: false,
+        workflowDepth: scope.workflowDepth + 1,
+      };
+      checkScope(child, `${site.path}.definition.root`, childScope, site.depth + 1, tree, context, issues);
+    },
+  };
+
+  /**
+   * `options.limits` over the child workflows a definition names: each workflow starts at most
+   * `maxChildren` (its own limit), the tree at most the root's `maxDescendants`, nested at most the
+   * root's `maxDepth` deep. Child workflow nodes are static, so this is exact at submission.
+   */
+  function withinChildLimits(nodePath: string): boolean {
+    children++;
+    tree.descendants++;
+    const { limits } = tree;
+    let message: string | undefined;
+    if (children > maxChildren) {
+      message = `is child workflow ${children} of its workflow; options.limits.maxChildren allows ${maxChildren}`;
+    } else if (tree.descendants > limits.maxDescendants) {
+      message = `is descendant workflow ${tree.descendants}; the root's options.limits.maxDescendants allows ${limits.maxDescendants}`;
+    } else if (scope.workflowDepth + 1 > limits.maxDepth) {
+      message = `nests child workflows ${scope.workflowDepth + 1} deep; options.limits.maxDepth allows ${limits.maxDepth}`;
+    }
+    if (message !== undefined) issues.push({ path: nodePath, message });
+    return message === undefined;
+  }
+
+  function checkPrompt(node: PromptNode, nodePath: string, before: ReadonlySet<string>) {
     const agent = agentNamed(scope.agents, node.agent);
     if (!agent) issues.push({ path: `${nodePath}.agent`, message: `unknown agent "${node.agent}"` });
     else checkTemplates(agent.system, `agents.${node.agent}.system`, before, scope);
@@ -216,7 +208,7 @@ function checkScope(
     }
   }
 
-  function checkTemplates(value: unknown, valuePath: string, before: Set<string>, refScope: Scope): void {
+  function checkTemplates(value: unknown, valuePath: string, before: ReadonlySet<string>, refScope: Scope): void {
     forEachString(value, valuePath, (text, textPath) => {
       for (const ref of refsIn(text)) {
         if (ref.kind === 'invalid') {
@@ -233,6 +225,8 @@ function checkScope(
       }
     });
   }
+
+  walk(definition.root, path, nesting, new Set());
 }
 
 function providerOf(spec: string, context: RuleContext): string | undefined {
@@ -246,7 +240,7 @@ function providerOf(spec: string, context: RuleContext): string | undefined {
 /** Names of a subtree, without descending into child workflows (they are separate scopes). */
 function collectNames(node: WorkflowNode, into: Set<string>): void {
   into.add(node.name);
-  if (node.type === 'sequence' || node.type === 'parallel') for (const step of node.steps) collectNames(step, into);
+  for (const step of childrenOf(node)) collectNames(step, into);
 }
 
 function exists(node: WorkflowNode, name: string): boolean {

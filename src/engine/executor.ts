@@ -18,7 +18,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import { redactDefinition } from './definition-redaction.js';
 import { checkDefinition } from './definition-rules.js';
 import { planWorkflow } from './plan.js';
-import { Run } from './run.js';
+import { Run, type RunStart } from './run.js';
 import { createSemaphore } from './semaphore.js';
 import { cancelledError, type EngineServices, isShutdown, shuttingDownError } from './services.js';
 import type { RetryPolicy } from './transport-retry.js';
@@ -96,14 +96,14 @@ export function createExecutor(options: ExecutorOptions): Executor {
   async function execute(
     workflow: WorkflowRecord,
     parentSignal?: AbortSignal,
-    loaded?: { nodes: NodeRecord[]; lastSeq: number; reflections?: ReflectionEntry[]; requestsSent?: number },
+    loaded?: RunStart,
     parentSpan: string | null = null,
   ): Promise<WorkflowRecord> {
     if (isTerminal(workflow.status)) return workflow;
-    const { nodes, lastSeq, reflections, requestsSent } = loaded ?? (await load(workflow.id));
+    const start = loaded ?? (await load(workflow.id));
     // Spans left open by an execution that died (crash, shutdown) end `interrupted` (DESIGN §9).
     if (!loaded) await options.traces.interruptOpenSpans(workflow.id, clock.now());
-    const run = new Run(workflow, nodes, lastSeq, services, reflections, requestsSent);
+    const run = new Run(workflow, start, services);
     active.set(workflow.id, run);
     try {
       await run.execute(parentSignal, cancelRequested.has(workflow.id), parentSpan);

@@ -1,4 +1,4 @@
-import type { WorkflowDefinition, WorkflowNode } from '../domain/definition.js';
+import { childrenOf, type WorkflowDefinition, type WorkflowNode } from '../domain/definition.js';
 import { newId, newTraceId } from '../domain/ids.js';
 import type { NewWorkflow } from '../domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
@@ -57,9 +57,7 @@ export function planWorkflow(
       endedAt: null,
     };
     nodes.push(record);
-    if (node.type === 'sequence' || node.type === 'parallel') {
-      for (const [i, step] of node.steps.entries()) visit(step, record.id, i, depth + 1);
-    }
+    for (const [i, step] of childrenOf(node).entries()) visit(step, record.id, i, depth + 1);
   };
   visit(definition.root, null, 0, 0);
   return { workflow, nodes };

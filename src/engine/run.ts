@@ -1,82 +1,102 @@
 import {
   type AgentConfig,
+  agentNamed,
   DEFAULTS,
   type PromptNode,
   type WorkflowDefinition,
   type WorkflowNode,
 } from '../domain/definition.js';
 import { AppError, type ErrorInfo, toErrorInfo } from '../domain/errors.js';
-import type { EventType } from '../domain/events.js';
 import type { EfficiencyRecord } from '../domain/metrics.js';
-import type { NewWorkflow } from '../domain/ports.js';
-import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
+import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
 import type { Status } from '../domain/status.js';
 import { metricsChanges, withPending } from '../metrics/final.js';
-import { ChangeBuffer } from './change-buffer.js';
-import { runChildWorkflowNode } from './child-runner.js';
-import { runParallel, runSequence } from './container-runner.js';
-import { inheritDeadline, withDeadline } from './deadline.js';
-import { runPromptNode } from './prompt-runner.js';
+import { createChildLauncher } from './child-launcher.js';
+import { withDeadline } from './deadline.js';
+import { RunJournal } from './journal.js';
+import { RunModelGateway } from './model-gateway.js';
+import type { Limits, NodeAttempt, NodeContext, RunView } from './node-context.js';
+import { handlerOf } from './nodes/table.js';
 import { ReflectionLedger } from './reflection-ledger.js';
 import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
-import type { SpanRecorder } from './span-recorder.js';
 import { MISSING, type TemplateScope } from './templates.js';
-import { reflectOnFailure } from './workflow-reflection.js';
+import { RunToolBox } from './tool-box.js';
+
+/** What an execution starts from: the rows earlier executions committed (empty for a fresh run). */
+export interface RunStart {
+  nodes: readonly NodeRecord[];
+  lastSeq: number;
+  reflections?: readonly ReflectionEntry[] | undefined;
+  /** Provider requests earlier executions sent: a resumed run keeps paying from the same budget. */
+  requestsSent?: number | undefined;
+}
 
 /**
- * One execution of one workflow: walks its tree, keeps the node records in memory, and commits each
- * node's result with its events in one transaction before moving on (DESIGN §4). Completed nodes
- * replay their stored output without calling a model, which is what makes restarts resumable.
+ * One execution of one workflow (DESIGN §4): its lifecycle and the attempt loop of its nodes. Node
+ * kinds run through the handler table with a NodeContext (node-context.ts), never this class; each
+ * node's result is committed, with its events and spans, before the run moves on when its handler
+ * says it must be durable. Completed nodes replay their stored output, which makes restarts resumable.
  */
-export class Run {
-  readonly nodesByName = new Map<string, NodeRecord>();
-  readonly nodesById = new Map<string, NodeRecord>();
+export class Run implements RunView {
+  private readonly byName = new Map<string, NodeRecord>();
+  readonly nodes = new Map<string, NodeRecord>();
   readonly definition: WorkflowDefinition;
-  readonly agents: Record<string, AgentConfig>;
+  readonly limits: Limits;
   readonly templateScope: TemplateScope;
-  /** Provider requests sent by this workflow, every attempt (what limits.maxLlmCalls bounds). */
-  providerRequests: number;
   private readonly controller = new AbortController();
-  readonly reflections: ReflectionLedger;
-  readonly changes: ChangeBuffer;
+  private readonly journal: RunJournal;
+  private readonly reflections: ReflectionLedger;
+  private readonly context: NodeContext;
   private readonly reported = new WeakSet<object>();
   private readonly startSeq: number;
 
   constructor(
     readonly workflow: WorkflowRecord,
-    nodes: readonly NodeRecord[],
-    seq: number,
-    readonly services: EngineServices,
-    history: readonly ReflectionEntry[] = [],
-    /** Requests earlier executions of this workflow sent (a resumed run keeps paying from the same budget). */
-    requestsSent = 0,
+    start: RunStart,
+    private readonly services: EngineServices,
   ) {
-    this.providerRequests = requestsSent;
-    this.reflections = new ReflectionLedger(this, history);
-    this.startSeq = seq;
-    this.changes = new ChangeBuffer(workflow, seq, services);
-    for (const node of nodes) {
-      this.nodesByName.set(node.name, node);
-      this.nodesById.set(node.id, node);
+    for (const node of start.nodes) {
+      this.byName.set(node.name, node);
+      this.nodes.set(node.id, node);
     }
     this.definition = workflow.definition;
-    this.agents = workflow.definition.agents;
+    this.limits = {
+      ...DEFAULTS.limits,
+      ...this.definition.options?.limits,
+      maxNodeOutputBytes: services.maxNodeOutputBytes,
+    };
     this.templateScope = {
-      input: workflow.definition.input,
+      input: this.definition.input,
       stepOutput: (name) => {
-        const node = this.nodesByName.get(name);
+        const node = this.byName.get(name);
         return node?.status === 'completed' ? node.output : MISSING;
       },
     };
+    this.startSeq = start.lastSeq;
+    this.journal = new RunJournal(workflow, start.lastSeq, services);
+    this.reflections = new ReflectionLedger(this, this.journal, () => services.clock.now(), start.reflections);
+    const budget = { sent: start.requestsSent ?? 0, limit: this.limits.maxLlmCalls };
+    this.context = {
+      view: this,
+      journal: this.journal,
+      models: new RunModelGateway(this.journal, services, workflow.tenantId, budget),
+      children: createChildLauncher(this, this.nodes, this.journal, services),
+      tools: new RunToolBox(this.journal, this, services.tools, () => services.clock.now()),
+      reflections: this.reflections,
+      clock: services.clock,
+      runNode: (node, signal, parentSpan) => this.runNode(node, signal, parentSpan),
+    };
   }
 
-  get spans(): SpanRecorder {
-    return this.changes.spans;
+  agent(name: string): AgentConfig | undefined {
+    return agentNamed(this.definition.agents, name);
   }
 
-  get requestLimit(): number {
-    return this.definition.options?.limits?.maxLlmCalls ?? DEFAULTS.limits.maxLlmCalls;
+  cacheEnabled(node: PromptNode, agent: AgentConfig): boolean {
+    return (
+      this.definition.options?.cache !== false && agent.enableCache !== false && node.overrides?.disableCache !== true
+    );
   }
 
   abort(reason: AppError): void {
@@ -87,7 +107,7 @@ export class Run {
   async execute(
     parentSignal: AbortSignal | undefined,
     cancelRequested: boolean,
-    parentSpan: string | null = null,
+    parentSpan: string | null,
   ): Promise<void> {
     const { clock } = this.services;
     const wf = this.workflow;
@@ -95,71 +115,139 @@ export class Run {
     const onParentAbort = () => this.controller.abort(parentSignal?.reason);
     if (parentSignal?.aborted) onParentAbort();
     else parentSignal?.addEventListener('abort', onParentAbort, { once: true });
-    // A child workflow ends no later than its parent's deadline.
-    inheritDeadline(this.controller.signal, parentSignal);
 
-    const now = clock.now();
-    const startedAt = wf.startedAt ?? now;
+    const startedAt = wf.startedAt ?? clock.now();
     const timeoutMs = this.definition.options?.timeoutMs ?? DEFAULTS.workflowTimeoutMs;
     const deadline = withDeadline(
       this.controller.signal,
-      Math.max(0, startedAt + timeoutMs - now),
+      Math.max(0, startedAt + timeoutMs - clock.now()),
       () => new AppError('WORKFLOW_TIMEOUT', `the workflow did not finish within ${timeoutMs} ms`),
-      now,
+      clock,
     );
-    // One root agent_span per execution: after a crash the old one ends `interrupted`, and the
-    // resumed execution gets its own (DESIGN §9: the run is an "orchestrator" agent_span).
-    // A fresh root run's span starts at submission, so the input_validation check lies inside it
-    // (DESIGN §9: no span starts before its parent); a child's starts under its parent's handoff.
+    // One root agent_span per execution (DESIGN §9: the run is an "orchestrator" agent_span); after a
+    // crash the old one ends `interrupted` and the resumed execution gets its own. A fresh root run's
+    // span starts at submission, so the input_validation check lies inside it.
     const submittedHere = wf.status === 'idle' && wf.parentWorkflowId === null;
     const rootStart = submittedHere ? wf.createdAt : clock.now();
-    const root = this.spans.start('agent_span', parentSpan, null, { agent_name: 'orchestrator' }, rootStart);
+    const root = this.journal.openSpan({
+      type: 'agent_span',
+      parentId: parentSpan,
+      nodeId: null,
+      fields: { agent_name: 'orchestrator' },
+      startedAt: rootStart,
+    });
     if (wf.status === 'idle') {
-      this.patchWorkflow({ status: 'running', startedAt });
-      this.emit('workflowStart', null, { name: wf.name, parentWorkflowId: wf.parentWorkflowId });
+      this.journal.patchWorkflow({ status: 'running', startedAt });
+      this.journal.emit(null, {
+        type: 'workflowStart',
+        payload: { name: wf.name, parentWorkflowId: wf.parentWorkflowId },
+      });
       // The definition passed its checks at submission; recorded from the root span's start.
-      this.spans.record(
-        'guardrail_span',
-        root,
-        null,
-        { guardrail_name: 'input_validation', triggered: false, blocking: true },
-        'ok',
-        rootStart,
-      );
+      this.journal.recordSpan({
+        type: 'guardrail_span',
+        parentId: root,
+        nodeId: null,
+        fields: { guardrail_name: 'input_validation', triggered: false, blocking: true },
+        startedAt: rootStart,
+      });
     }
     try {
       const output = await this.runNode(this.definition.root, deadline.signal, root);
-      this.spans.end(root, 'ok');
+      this.journal.closeSpan(root, 'ok');
       await this.finish('completed', output, null);
     } catch (err) {
       if (isShutdown(err)) {
-        this.spans.end(root, 'interrupted');
-        await this.flush();
+        this.journal.closeSpan(root, 'interrupted');
+        await this.journal.commit();
         throw err;
       }
       const error = this.errorInfo(err);
-      this.spans.end(root, 'error', undefined, error);
+      this.journal.closeSpan(root, 'error', err);
       await this.finish(isCancellation(err) ? 'cancelled' : 'failed', null, error);
     } finally {
       deadline.dispose();
       parentSignal?.removeEventListener('abort', onParentAbort);
     }
-    await this.flush();
+    await this.journal.commit();
   }
 
-  /** The terminal state, its workflowEnd event, efficiency record and reward: one commit (the caller flushes). */
+  /** The attempt loop of one node (DESIGN §4, §5): run its handler, record the result, retry when told. */
+  private async runNode(node: WorkflowNode, signal: AbortSignal, parentSpan: string): Promise<unknown> {
+    const record = this.byName.get(node.name);
+    if (!record) throw new AppError('INTERNAL', `node "${node.name}" has no record`);
+    if (record.status === 'completed') return record.output;
+    if (record.status === 'failed' && node.optional) return null;
+    if (signal.aborted) throw signal.reason;
+    if (this.services.isStopping()) throw shuttingDownError();
+
+    const { clock } = this.services;
+    const { journal } = this;
+    const handler = handlerOf(node);
+    for (;;) {
+      const startedAt = clock.now();
+      const attempt = record.attempts + 1;
+      const at: NodeAttempt = { record, signal, attempt, parentSpan };
+      journal.patchNode(record, { status: 'running', attempts: attempt, startedAt, endedAt: null, error: null });
+      journal.emit(record.id, { type: 'stepStart', payload: { node: node.name, type: node.type, attempt } });
+      journal.commitSoon();
+      try {
+        const output = await handler.run(this.context, node, at);
+        const endedAt = clock.now();
+        this.reflections.settleNode(record.id, true);
+        journal.patchNode(record, { status: 'completed', output, endedAt });
+        journal.emit(record.id, {
+          type: 'stepEnd',
+          payload: { node: node.name, status: 'completed', attempt, durationMs: endedAt - startedAt },
+        });
+        // A durable result (a model's answer) is committed before the run moves on: no second model
+        // call after a crash. Any other rides along with the next commit.
+        if (handler.durable) await journal.commit();
+        else journal.commitSoon();
+        return output;
+      } catch (err) {
+        if (isShutdown(err)) throw err;
+        const endedAt = clock.now();
+        const status: Status = isCancellation(err) ? 'cancelled' : 'failed';
+        const error = this.errorInfo(err);
+        this.reflections.settleNode(record.id, false);
+        journal.patchNode(record, { status, error, endedAt });
+        if (status === 'failed' && typeof err === 'object' && err !== null && !this.reported.has(err)) {
+          this.reported.add(err);
+          journal.emit(record.id, { type: 'error', payload: { node: node.name, attempt, ...error } });
+        }
+        const retry =
+          status === 'failed' && !signal.aborted && handler.retry !== undefined
+            ? await handler.retry(this.context, node, at, err)
+            : false;
+        journal.emit(record.id, {
+          type: 'stepEnd',
+          payload: { node: node.name, status, attempt, durationMs: endedAt - startedAt, error, retry },
+        });
+        await journal.commit();
+        if (retry) {
+          const delayMs = this.reflections.retryDelayMs;
+          if (delayMs > 0) await clock.sleep(delayMs, signal);
+          continue;
+        }
+        if (status === 'failed' && node.optional) return null;
+        throw err;
+      }
+    }
+  }
+
+  /** The terminal state, its workflowEnd event, efficiency record and reward: one commit (the caller commits). */
   private async finish(status: Status, output: unknown, error: ErrorInfo | null): Promise<void> {
     const now = this.services.clock.now();
     if (status === 'cancelled') {
-      for (const node of this.nodesById.values()) {
-        if (node.status === 'idle' || node.status === 'running')
-          this.patchNode(node, { status: 'cancelled', endedAt: now });
+      for (const node of this.nodes.values()) {
+        if (node.status === 'idle' || node.status === 'running') {
+          this.journal.patchNode(node, { status: 'cancelled', endedAt: now });
+        }
       }
     }
-    this.patchWorkflow({ status, output, error, endedAt: now });
+    this.journal.patchWorkflow({ status, output, error, endedAt: now });
     const durationMs = now - (this.workflow.startedAt ?? now);
-    this.emit('workflowEnd', null, { status, durationMs, ...(error ? { error } : {}) });
-
+    this.journal.emit(null, { type: 'workflowEnd', payload: { status, durationMs, ...(error ? { error } : {}) } });
     try {
       await this.recordMetrics(now);
     } catch (err) {
@@ -173,159 +261,29 @@ export class Run {
     // A resumed run reads what earlier executions committed; a fresh one has it all in memory.
     const earlier = this.startSeq > 0 ? await this.services.store.events(this.workflow.id, 0, this.startSeq) : [];
     const { events, reflections } = withPending(
-      { events: [...earlier, ...this.changes.emitted], reflections: this.reflections.history },
+      { events: [...earlier, ...this.journal.emitted], reflections: this.reflections.history },
       { reflections: this.reflections.recorded, reflectionOutcomes: this.reflections.outcomes },
     );
     const metrics = metricsChanges({
       workflow: this.workflow,
-      nodes: [...this.nodesById.values()],
+      nodes: [...this.nodes.values()],
       events,
       reflections,
       endedAt,
       children: await this.childRecords(),
     });
-    this.changes.addMetrics(metrics.efficiency, metrics.rewards);
+    this.journal.addMetrics(metrics.efficiency, metrics.rewards);
   }
 
   /** The efficiency records of the child workflows this run started (committed before it ends). */
   private async childRecords(): Promise<EfficiencyRecord[]> {
-    const ids = [...this.nodesById.values()].flatMap((n) => (n.childWorkflowId === null ? [] : [n.childWorkflowId]));
+    const ids = [...this.nodes.values()].flatMap((n) => (n.childWorkflowId === null ? [] : [n.childWorkflowId]));
     const records = await Promise.all(ids.map((id) => this.services.metrics.efficiency(this.workflow.tenantId, id)));
     return records.filter((r): r is EfficiencyRecord => r !== undefined);
-  }
-
-  /** `parentSpan`: the span this node's spans hang under (its container's, or the run's root). */
-  async runNode(node: WorkflowNode, signal: AbortSignal, parentSpan: string): Promise<unknown> {
-    const record = this.nodesByName.get(node.name);
-    if (!record) throw new AppError('INTERNAL', `node "${node.name}" has no record`);
-    if (record.status === 'completed') return record.output;
-    if (record.status === 'failed' && node.optional) return null;
-    if (signal.aborted) throw signal.reason;
-    if (this.services.isStopping()) throw shuttingDownError();
-
-    const { clock } = this.services;
-    for (;;) {
-      const startedAt = clock.now();
-      const attempt = record.attempts + 1;
-      this.patchNode(record, { status: 'running', attempts: attempt, startedAt, endedAt: null, error: null });
-      this.emit('stepStart', record.id, { node: node.name, type: node.type, attempt });
-      this.flushInBackground();
-      try {
-        const output = await this.runKind(node, record, signal, attempt, parentSpan);
-        const endedAt = clock.now();
-        this.reflections.settleNode(record.id, true);
-        this.patchNode(record, { status: 'completed', output, endedAt });
-        this.emit('stepEnd', record.id, {
-          node: node.name,
-          status: 'completed',
-          attempt,
-          durationMs: endedAt - startedAt,
-        });
-        // A prompt's result must be durable before the run moves on (no second model call after a
-        // crash). A container's need not: after a crash it completes again from its children's stored
-        // outputs at no cost, so its commit rides along with the next one.
-        if (node.type === 'prompt') await this.flush();
-        else this.flushInBackground();
-        return output;
-      } catch (err) {
-        if (isShutdown(err)) throw err;
-        const endedAt = clock.now();
-        const status: Status = isCancellation(err) ? 'cancelled' : 'failed';
-        const error = this.errorInfo(err);
-        this.reflections.settleNode(record.id, false);
-        this.patchNode(record, { status, error, endedAt });
-        if (status === 'failed' && typeof err === 'object' && err !== null && !this.reported.has(err)) {
-          this.reported.add(err);
-          this.emit('error', record.id, { node: node.name, attempt, ...error });
-        }
-        const retry =
-          status === 'failed' && node.type === 'prompt' && !signal.aborted
-            ? await reflectOnFailure(this, node, record, err, attempt, signal, parentSpan)
-            : false;
-        this.emit('stepEnd', record.id, {
-          node: node.name,
-          status,
-          attempt,
-          durationMs: endedAt - startedAt,
-          error,
-          retry,
-        });
-        await this.flush();
-        if (retry) {
-          const delayMs = this.reflections.retryDelayMs;
-          if (delayMs > 0) await clock.sleep(delayMs, signal);
-          continue;
-        }
-        if (status === 'failed' && node.optional) return null;
-        throw err;
-      }
-    }
-  }
-
-  private async runKind(
-    node: WorkflowNode,
-    record: NodeRecord,
-    signal: AbortSignal,
-    attempt: number,
-    parentSpan: string,
-  ): Promise<unknown> {
-    if (node.type === 'prompt') {
-      const revised = this.reflections.revisedInputs(node, record);
-      return runPromptNode(this, node, record, signal, attempt, revised, parentSpan);
-    }
-    if (node.type === 'workflow') return runChildWorkflowNode(this, node, record, signal, parentSpan);
-    const span = this.spans.start('custom_span', parentSpan, record.id, {
-      operation_name: node.type,
-      metadata: { node: node.name, attempt },
-    });
-    try {
-      const output =
-        node.type === 'sequence'
-          ? await runSequence(this, node, signal, span)
-          : await runParallel(this, node, signal, span);
-      this.spans.end(span, 'ok');
-      return output;
-    } catch (err) {
-      this.spans.end(span, isShutdown(err) ? 'interrupted' : 'error', undefined, toErrorInfo(err));
-      throw err;
-    }
   }
 
   private errorInfo(err: unknown): ErrorInfo {
     if (!(err instanceof AppError)) this.services.onError(err, { workflowId: this.workflow.id });
     return toErrorInfo(err);
-  }
-
-  /** DESIGN §6 toggles: the workflow's `options.cache`, the agent's `enableCache`, the prompt's `disableCache`. */
-  cacheEnabled(node: PromptNode, agent: AgentConfig): boolean {
-    return (
-      this.definition.options?.cache !== false && agent.enableCache !== false && node.overrides?.disableCache !== true
-    );
-  }
-
-  // ── change tracking: every mutation goes to memory and to the next commit (ChangeBuffer) ──
-
-  emit(type: EventType, nodeId: string | null, payload: Record<string, unknown>): void {
-    this.changes.emit(type, nodeId, payload);
-  }
-
-  patchNode(record: NodeRecord, patch: Omit<NodePatch, 'id'>): void {
-    this.changes.patchNode(record, patch);
-  }
-
-  patchWorkflow(patch: Omit<WorkflowPatch, 'id'>): void {
-    this.changes.patchWorkflow(patch);
-  }
-
-  addWorkflow(created: NewWorkflow): void {
-    this.changes.addWorkflow(created);
-  }
-
-  flush(): Promise<void> {
-    return this.changes.flush();
-  }
-
-  flushInBackground(): void {
-    this.changes.flushInBackground();
   }
 }

@@ -29,14 +29,11 @@ export interface EngineServices {
 }
 
 export function cancelledError(): AppError {
-  return new AppError('CANCELLED', 'the workflow was cancelled', { statusCode: 409 });
+  return new AppError('CANCELLED', 'the workflow was cancelled');
 }
 
 export function shuttingDownError(): AppError {
-  return new AppError('SHUTTING_DOWN', 'the service is shutting down; the workflow resumes at the next start', {
-    statusCode: 503,
-    retryable: true,
-  });
+  return new AppError('SHUTTING_DOWN', 'the service is shutting down; the workflow resumes at the next start');
 }
 
 export function isShutdown(err: unknown): boolean {

@@ -1,3 +1,4 @@
+import type { ErrorInfo } from '../domain/errors.js';
 import { newSpanId } from '../domain/ids.js';
 import type { SpanFieldsByType, SpanRecord, SpanStatus, SpanType, SpanWrite } from '../domain/spans.js';
 
@@ -44,7 +45,7 @@ export class SpanRecorder {
     spanId: string,
     status: SpanStatus,
     fields?: Partial<SpanFieldsByType[SpanType]>,
-    error?: { code: string; message: string } | null,
+    error?: ErrorInfo | null,
   ): void {
     const endedAt = this.now();
     const pending = this.pendingInserts.get(spanId);

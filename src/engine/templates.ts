@@ -71,9 +71,7 @@ function resolve(expression: string, scope: TemplateScope): unknown {
     value = output === MISSING ? MISSING : lookup(output, ref.path);
   }
   if (value === MISSING) {
-    throw new AppError('MISSING_CONTEXT', `template {{${expression}}} refers to nothing available at run time`, {
-      statusCode: 400,
-    });
+    throw new AppError('MISSING_CONTEXT', `template {{${expression}}} refers to nothing available at run time`);
   }
   return value;
 }

@@ -1,4 +1,4 @@
-import { ProviderError } from '../domain/errors.js';
+import { meaningOf, ProviderError } from '../domain/errors.js';
 import type { Clock } from '../domain/ports.js';
 import { deadlineOf } from './deadline.js';
 
@@ -27,8 +27,9 @@ export interface RetryNotice {
   error: ProviderError;
 }
 
+/** A transport retry is recorded as `rate_limit` or `timeout` (DESIGN §5.1), as ERROR_CODES says of its code. */
 export function retryReason(error: ProviderError): RetryReason {
-  return error.kind === 'rate_limit' || error.kind === 'overloaded' ? 'rate_limit' : 'timeout';
+  return meaningOf(error.code).retryReason === 'rate_limit' ? 'rate_limit' : 'timeout';
 }
 
 export function backoffDelay(policy: RetryPolicy, failedAttempt: number, random: () => number): number {

@@ -102,16 +102,13 @@ export function createModelCatalog(options: ModelCatalogOptions): ModelCatalog {
       throw new AppError(
         'UNKNOWN_MODEL',
         `Unknown model "${spec}": use "haiku", "sonnet", "opus" or "<provider>/<model>" with provider ${[...knownProviders].join(', ')}`,
-        { statusCode: 400 },
       );
     }
     const client = options.providers[provider];
     if (!client) {
       const hint =
         provider === 'anthropic' ? 'ANTHROPIC_API_KEY' : provider === 'openai' ? 'OPENAI_BASE_URL' : 'its settings';
-      throw new AppError('PROVIDER_NOT_CONFIGURED', `Provider "${provider}" is not configured: set ${hint}`, {
-        statusCode: 400,
-      });
+      throw new AppError('PROVIDER_NOT_CONFIGURED', `Provider "${provider}" is not configured: set ${hint}`);
     }
     return { id, provider, providerModel, tier: tierOf(providerModel), simulated: provider === 'sim', client };
   }

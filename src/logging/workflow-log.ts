@@ -10,7 +10,9 @@ export function logFailedWorkflows(bus: EventBus, logger: Logger): () => void {
   const log = logger.child({ module: 'engine' });
   return bus.subscribeAll((event) => {
     if (event.type !== 'workflowEnd' || event.payload.status !== 'failed') return;
-    const error = event.payload.error as { code?: unknown } | undefined;
-    log.info({ workflowId: event.workflowId, tenant: event.tenantId, code: error?.code }, 'workflow failed');
+    log.info(
+      { workflowId: event.workflowId, tenant: event.tenantId, code: event.payload.error?.code },
+      'workflow failed',
+    );
   });
 }

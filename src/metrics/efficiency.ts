@@ -1,4 +1,4 @@
-import type { Complexity } from '../domain/definition.js';
+import { type Complexity, NODE_KINDS } from '../domain/definition.js';
 import {
   EFFICIENCY_FACTORS,
   type EfficiencyFactor,
@@ -140,7 +140,7 @@ export function summarizeRun(input: SummarizeInput): EfficiencyRecord {
   const complexity = classifyComplexity(task, facts.prompts.size);
   const startedAt = workflow.startedAt ?? workflow.createdAt;
   const wallTimeSeconds = round(Math.max(0, endedAt - startedAt) / 1000, 3);
-  const ranPrompts = nodes.filter((n) => n.type === 'prompt' && n.attempts > 0);
+  const ranPrompts = nodes.filter((n) => NODE_KINDS[n.type].callsModel && n.attempts > 0);
   const agentsSpawned = facts.agentExecutions;
   const retryCount = facts.retries.length;
   const recovered = facts.retries.filter((r) => r.success).length;

@@ -1,7 +1,9 @@
+import { NODE_KINDS } from '../domain/definition.js';
+import { meaningOf } from '../domain/errors.js';
 import type { Outcome, OutcomeReason } from '../domain/metrics.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
-import { FORMAT_ERROR_CODES, type RunFacts } from './run-facts.js';
+import { isFormatError, type RunFacts } from './run-facts.js';
 
 /**
  * Outcome and outcome_reason (DESIGN §9), first matching rule wins:
@@ -47,22 +49,12 @@ export interface OutcomeDecision {
   outcome_reason: OutcomeReason;
 }
 
-const DEPENDENCY_CODES: ReadonlySet<string> = new Set([
-  'MISSING_CONTEXT',
-  'UNKNOWN_MODEL',
-  'UNKNOWN_TOOL',
-  'UNKNOWN_AGENT',
-  'PROVIDER_NOT_CONFIGURED',
-  'LLM_AUTHENTICATION',
-  'LLM_PERMISSION',
-  'LLM_QUOTA',
-]);
-const TIMEOUT_CODES: ReadonlySet<string> = new Set(['WORKFLOW_TIMEOUT', 'NODE_TIMEOUT']);
-
 const decision = (outcome: Outcome, outcome_reason: OutcomeReason): OutcomeDecision => ({ outcome, outcome_reason });
 
 function madeProgress(nodes: readonly NodeRecord[]): boolean {
-  return nodes.some((n) => (n.type === 'prompt' || n.type === 'workflow') && n.status === 'completed');
+  return nodes.some(
+    (n) => (NODE_KINDS[n.type].callsModel || NODE_KINDS[n.type].startsChild) && n.status === 'completed',
+  );
 }
 
 function interrupted(nodes: readonly NodeRecord[]): OutcomeDecision {
@@ -82,7 +74,7 @@ function completedOutcome(input: OutcomeInput): OutcomeDecision {
   const checked = [...facts.prompts.values()].some(
     (p) => p.responseFormat !== undefined && (byName.get(p.name)?.attempts ?? 0) > 0,
   );
-  const formatFailed = facts.formatFailures.size > 0 || reflections.some((r) => FORMAT_ERROR_CODES.has(r.error.code));
+  const formatFailed = facts.formatFailures.size > 0 || reflections.some((r) => isFormatError(r.error.code));
   if (checked && !formatFailed) return decision('success', 'tests_passed_first_try');
   return decision('success', 'spec_validated');
 }
@@ -90,10 +82,17 @@ function completedOutcome(input: OutcomeInput): OutcomeDecision {
 function failedOutcome(input: OutcomeInput): OutcomeDecision {
   const code = input.workflow.error?.code ?? 'INTERNAL';
   if ((input.reviews ?? []).includes('blocked')) return decision('failure', 'review_blocked');
-  if (FORMAT_ERROR_CODES.has(code)) return decision('failure', 'tests_failed');
-  if (DEPENDENCY_CODES.has(code)) return decision('failure', 'dependency_missing');
-  if (TIMEOUT_CODES.has(code)) return interrupted(input.nodes);
-  return decision('failure', 'error_unrecoverable');
+  // What the code means for an outcome is ERROR_CODES' `outcome`.
+  switch (meaningOf(code).outcome) {
+    case 'tests_failed':
+      return decision('failure', 'tests_failed');
+    case 'dependency_missing':
+      return decision('failure', 'dependency_missing');
+    case 'timeout':
+      return interrupted(input.nodes);
+    default:
+      return decision('failure', 'error_unrecoverable');
+  }
 }
 
 export function decideOutcome(input: OutcomeInput): OutcomeDecision {

@@ -1,4 +1,5 @@
-import { agentNamed, type PromptNode, type WorkflowNode } from '../domain/definition.js';
+import { agentNamed, NODE_KINDS, type PromptNode, promptNodesOf } from '../domain/definition.js';
+import { meaningOf } from '../domain/errors.js';
 import type { WorkflowEvent } from '../domain/events.js';
 import type { ModelUsage, RetryReason, UsageTier } from '../domain/metrics.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
@@ -55,7 +56,10 @@ export interface RunFacts {
   errorCodes: Set<string>;
 }
 
-export const FORMAT_ERROR_CODES: ReadonlySet<string> = new Set(['INVALID_RESPONSE_FORMAT', 'VALIDATION_FAILED']);
+/** An answer that broke its responseFormat (not JSON, or not matching): the codes re-asked on. */
+export function isFormatError(code: string): boolean {
+  return meaningOf(code).reAsk === true;
+}
 
 export function tierOfModel(modelId: string): UsageTier {
   const name = modelId.slice(modelId.indexOf('/') + 1).toLowerCase();
@@ -63,58 +67,9 @@ export function tierOfModel(modelId: string): UsageTier {
   return 'other';
 }
 
-/**
- * Reflection retries carry the failure's error code; the seed's closed `retry_reasons` name kinds
- * of failure. An answer that broke its responseFormat (not JSON, or not matching the schema) is a
- * failed check of the output — `test_failure`; provider throttling is `rate_limit`; any deadline is
- * `timeout`; a missing tool, model or template input is `dependency_conflict`; anything else the
- * node's own check rejected is `test_failure` too. `review_rejection` is for review nodes.
- */
-const REFLECTION_RETRY_REASONS: Readonly<Record<string, RetryReason>> = {
-  INVALID_RESPONSE_FORMAT: 'test_failure',
-  VALIDATION_FAILED: 'test_failure',
-  LLM_RATE_LIMIT: 'rate_limit',
-  LLM_OVERLOADED: 'rate_limit',
-  LLM_QUOTA: 'rate_limit',
-  NODE_TIMEOUT: 'timeout',
-  LLM_TIMEOUT: 'timeout',
-  WORKFLOW_TIMEOUT: 'timeout',
-  UNKNOWN_TOOL: 'dependency_conflict',
-  UNKNOWN_MODEL: 'dependency_conflict',
-  MISSING_CONTEXT: 'dependency_conflict',
-  REVIEW_REJECTED: 'review_rejection',
-};
-
+/** The seed's retry reason of a reflection retry: what ERROR_CODES says of the code that caused it. */
 export function reflectionRetryReason(code: string): RetryReason {
-  return REFLECTION_RETRY_REASONS[code] ?? 'test_failure';
-}
-
-/** Transport retries are emitted as `rate_limit` or `timeout` already; anything else reads as `timeout`. */
-function transportRetryReason(reason: unknown): RetryReason {
-  return reason === 'rate_limit' ? 'rate_limit' : 'timeout';
-}
-
-const str = (payload: Record<string, unknown>, key: string): string | undefined => {
-  const value = payload[key];
-  return typeof value === 'string' ? value : undefined;
-};
-const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
-
-function tokenUsage(payload: Record<string, unknown>): { input: number; output: number } {
-  const usage = payload.tokenUsage;
-  if (typeof usage !== 'object' || usage === null) return { input: 0, output: 0 };
-  const u = usage as Record<string, unknown>;
-  return { input: num(u.inputTokens), output: num(u.outputTokens) };
-}
-
-export function promptNodesOf(root: WorkflowNode): Map<string, PromptNode> {
-  const prompts = new Map<string, PromptNode>();
-  const visit = (node: WorkflowNode): void => {
-    if (node.type === 'prompt') prompts.set(node.name, node);
-    else if (node.type === 'sequence' || node.type === 'parallel') for (const step of node.steps) visit(step);
-  };
-  visit(root);
-  return prompts;
+  return meaningOf(code).retryReason;
 }
 
 /**
@@ -131,7 +86,7 @@ function transportRetries(events: readonly WorkflowEvent[]): RetryFact[] {
     retries.push({
       kind: 'transport',
       at: event.at,
-      reason: transportRetryReason(event.payload.reason),
+      reason: event.payload.reason,
       success: next?.type === 'agentPromptEnd' && next.payload.error === undefined,
     });
   });
@@ -216,29 +171,28 @@ export function collectFacts(input: RunInput): RunFacts {
 
   const executions = new Set<string>();
   for (const event of events) {
-    const p = event.payload;
     switch (event.type) {
       case 'agentPromptStart': {
-        const model = str(p, 'model') ?? 'unknown';
+        const { model, simulated, attempt } = event.payload;
         facts.calls++;
         const usage = usageOf(model);
         usage.calls++;
-        if (p.simulated === true) usage.simulated = true;
+        if (simulated) usage.simulated = true;
         byTier[tierOfModel(model)].calls++;
-        executions.add(`${event.nodeId}:${num(p.attempt)}`);
+        executions.add(`${event.nodeId}:${attempt}`);
         break;
       }
       case 'agentPromptEnd': {
-        const model = str(p, 'model') ?? 'unknown';
-        const { input: tokensIn, output: tokensOut } = tokenUsage(p);
+        const { model, requests, tokenUsage, costUsd, error } = event.payload;
+        const tokensIn = tokenUsage?.inputTokens ?? 0;
+        const tokensOut = tokenUsage?.outputTokens ?? 0;
         const usage = usageOf(model);
-        const requests = num(p.requests);
         usage.requests = (usage.requests ?? 0) + requests;
         facts.requests += requests;
-        if (p.error === undefined && tierOfModel(model) === 'haiku') facts.haikuSuccesses++;
+        if (error === undefined && tierOfModel(model) === 'haiku') facts.haikuSuccesses++;
         usage.tokens_in += tokensIn;
         usage.tokens_out += tokensOut;
-        usage.cost_usd += num(p.costUsd);
+        usage.cost_usd += costUsd ?? 0;
         byTier[tierOfModel(model)].est_tokens += tokensIn + tokensOut;
         break;
       }
@@ -247,19 +201,19 @@ export function collectFacts(input: RunInput): RunFacts {
         break;
       case 'toolInvocation': {
         facts.toolCalls++;
-        if (p.isError !== true) facts.toolSuccesses++;
-        const prompt = prompts.get(str(p, 'node') ?? nodeNames.get(event.nodeId ?? '') ?? '');
+        if (!event.payload.isError) facts.toolSuccesses++;
+        const prompt = prompts.get(event.payload.node || (nodeNames.get(event.nodeId ?? '') ?? ''));
         const tools = prompt ? (agentNamed(workflow.definition.agents, prompt.agent)?.tools ?? []) : [];
-        if (!tools.includes(str(p, 'toolName') ?? '')) facts.toolMisselections++;
+        if (!tools.includes(event.payload.toolName)) facts.toolMisselections++;
         break;
       }
       case 'invalidResponse':
         addFormatFailure(event.nodeId);
         break;
       case 'error': {
-        const code = str(p, 'code');
-        if (code !== undefined) facts.errorCodes.add(code);
-        if (code !== undefined && FORMAT_ERROR_CODES.has(code)) addFormatFailure(event.nodeId);
+        const { code } = event.payload;
+        facts.errorCodes.add(code);
+        if (isFormatError(code)) addFormatFailure(event.nodeId);
         break;
       }
       default:
@@ -271,8 +225,8 @@ export function collectFacts(input: RunInput): RunFacts {
   for (const node of nodes) if (node.error) facts.errorCodes.add(node.error.code);
   if (workflow.error) facts.errorCodes.add(workflow.error.code);
 
-  for (const parallel of nodes.filter((n) => n.type === 'parallel')) {
-    const ran = descendantsOf(nodes, parallel.id).filter((n) => n.type === 'prompt' && n.attempts > 0);
+  for (const parallel of nodes.filter((n) => NODE_KINDS[n.type].concurrentSteps)) {
+    const ran = descendantsOf(nodes, parallel.id).filter((n) => NODE_KINDS[n.type].callsModel && n.attempts > 0);
     if (ran.length >= 2) facts.parallelOverlaps.push(maxOverlap(events, new Set(ran.map((n) => n.id))));
   }
   return facts;

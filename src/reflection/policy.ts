@@ -1,4 +1,4 @@
-import { AppError, type ErrorCode } from '../domain/errors.js';
+import { AppError, meaningOf } from '../domain/errors.js';
 import type {
   ReflectionAdvice,
   ReflectionDecision,
@@ -23,68 +23,6 @@ export {
 } from './messages.js';
 
 /**
- * Workflow-level reflection per error code. A table over the whole `ErrorCode` union, so a new code
- * does not compile until someone decides whether reflecting on it can help.
- *
- * `false`, and why:
- * - provider classes: the fail-fast ones (authentication, permission, quota, invalid_request) cannot
- *   be fixed by the model; the transport ones (rate_limit, overloaded, timeout, connection, server,
- *   bad_response) reach a node only after the transport retries gave up, and reflection must never
- *   spend attempts on transport problems (DESIGN §5.1).
- * - CANCELLED, SHUTTING_DOWN: the run is being stopped, not failing.
- * - LLM_CALL_LIMIT_EXCEEDED, LIMIT_EXCEEDED, OUTPUT_TOO_LARGE, WORKFLOW_TIMEOUT: a retry would only hit the limit again.
- * - MISSING_CONTEXT, UNKNOWN_MODEL, PROVIDER_NOT_CONFIGURED: the definition or the deployment is
- *   wrong (`dependency_missing`); no answer of the model changes that.
- * - INTERNAL and the request-level codes: a bug or an I/O failure of the service, not something the
- *   model's answer caused; reflecting would spend tokens for nothing.
- */
-const WORKFLOW_REFLECTABLE: Record<ErrorCode, boolean> = {
-  // what a better answer or another try can fix
-  NODE_TIMEOUT: true,
-  MAX_TURNS_EXCEEDED: true,
-  INVALID_RESPONSE_FORMAT: true,
-  VALIDATION_FAILED: true,
-  UNKNOWN_TOOL: true,
-  CHILD_WORKFLOW_FAILED: true,
-  // stopping, limits, configuration
-  CANCELLED: false,
-  SHUTTING_DOWN: false,
-  WORKFLOW_TIMEOUT: false,
-  LLM_CALL_LIMIT_EXCEEDED: false,
-  LIMIT_EXCEEDED: false,
-  OUTPUT_TOO_LARGE: false,
-  MISSING_CONTEXT: false,
-  UNKNOWN_MODEL: false,
-  PROVIDER_NOT_CONFIGURED: false,
-  // provider classes, fail-fast and transport alike
-  LLM_RATE_LIMIT: false,
-  LLM_OVERLOADED: false,
-  LLM_TIMEOUT: false,
-  LLM_CONNECTION: false,
-  LLM_SERVER_ERROR: false,
-  LLM_BAD_RESPONSE: false,
-  LLM_AUTHENTICATION: false,
-  LLM_PERMISSION: false,
-  LLM_QUOTA: false,
-  LLM_INVALID_REQUEST: false,
-  // the service's own failures and request-level codes
-  INTERNAL: false,
-  VALIDATION_ERROR: false,
-  UNAUTHORIZED: false,
-  NOT_FOUND: false,
-  CONFLICT: false,
-  NOT_TERMINAL: false,
-  WORKFLOW_TERMINAL: false,
-  IDEMPOTENCY_KEY_REUSED: false,
-  PAYLOAD_TOO_LARGE: false,
-  RATE_LIMITED: false,
-  TOO_MANY_STREAMS: false,
-};
-
-/** The codes prompt-level reflection re-asks on: the answer itself was unusable. */
-const PROMPT_REFLECTABLE: ReadonlySet<string> = new Set<ErrorCode>(['INVALID_RESPONSE_FORMAT', 'VALIDATION_FAILED']);
-
-/**
  * The code of an `AppError` (a `ProviderError` included) or of a stored `ErrorInfo`. Anything else
  * (a plain Error, a DOMException) is a bug or an I/O failure and has no code.
  */
@@ -97,16 +35,21 @@ function codeOf(error: unknown): string | undefined {
   return undefined;
 }
 
-/** Whether a failed node may get a workflow-level reflection (DESIGN §5.2). */
+/**
+ * Whether a failed node may get a workflow-level reflection (DESIGN §5.2): what ERROR_CODES says. Not
+ * the transport classes (they reach a node only after the retry layer gave up; reflection never
+ * spends attempts on transport problems), the fail-fast provider classes, stopping, limits, a
+ * broken definition or deployment, or the service's own failures.
+ */
 export function isReflectable(error: unknown): boolean {
   const code = codeOf(error);
-  return code !== undefined && Object.hasOwn(WORKFLOW_REFLECTABLE, code) && WORKFLOW_REFLECTABLE[code as ErrorCode];
+  return code !== undefined && meaningOf(code).reflectable;
 }
 
 /** Whether a prompt may be re-asked in the same conversation: bad JSON or a schema miss only. */
 export function isPromptReflectable(error: unknown): boolean {
   const code = codeOf(error);
-  return code !== undefined && PROMPT_REFLECTABLE.has(code);
+  return code !== undefined && meaningOf(code).reAsk === true;
 }
 
 export interface DecideInput {

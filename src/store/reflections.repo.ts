@@ -1,11 +1,6 @@
-import { NotFoundError } from '../domain/errors.js';
+import { ErrorInfoSchema, NotFoundError } from '../domain/errors.js';
 import type { ChangeSet } from '../domain/ports.js';
-import {
-  type ReflectionEntry,
-  ReflectionErrorSchema,
-  ReflectionLevelSchema,
-  ReflectionResolutionSchema,
-} from '../domain/reflection.js';
+import { type ReflectionEntry, ReflectionLevelSchema, ReflectionResolutionSchema } from '../domain/reflection.js';
 import type { Db } from './db.js';
 
 /**
@@ -56,7 +51,7 @@ function toEntry(row: ReflectionRow): ReflectionEntry {
     timestamp: row.timestamp,
     level: ReflectionLevelSchema.parse(row.level),
     reason: row.reason,
-    error: ReflectionErrorSchema.parse(JSON.parse(row.error)),
+    error: ErrorInfoSchema.parse(JSON.parse(row.error)),
     resolution: ReflectionResolutionSchema.parse(JSON.parse(row.resolution)),
     success: row.success === null ? null : row.success === 1,
   };

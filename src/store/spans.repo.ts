@@ -1,9 +1,8 @@
-import { ValidationError } from '../domain/errors.js';
+import { ErrorInfoSchema, ValidationError } from '../domain/errors.js';
 import type { ChangeSet, Page, TraceStore } from '../domain/ports.js';
 import {
   type GenerationUsage,
   SPAN_FIELD_SCHEMAS,
-  SpanErrorSchema,
   type SpanRecord,
   SpanStatusSchema,
   SpanTypeSchema,
@@ -149,7 +148,7 @@ function toSpan(row: SpanRow): SpanRecord {
     startedAt: row.started_at,
     endedAt: row.ended_at,
     status: row.status === null ? null : SpanStatusSchema.parse(row.status),
-    error: row.error === null ? null : SpanErrorSchema.parse(JSON.parse(row.error)),
+    error: row.error === null ? null : ErrorInfoSchema.parse(JSON.parse(row.error)),
     fields: SPAN_FIELD_SCHEMAS[type].parse(JSON.parse(row.fields)),
   };
 }

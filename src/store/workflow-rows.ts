@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import type { NodeType } from '../domain/definition.js';
 import { WorkflowDefinitionSchema } from '../domain/definition.js';
-import type { ErrorInfo } from '../domain/errors.js';
-import { ValidationError } from '../domain/errors.js';
-import type { EventType, WorkflowEvent } from '../domain/events.js';
+import { type ErrorInfo, ErrorInfoSchema, ValidationError } from '../domain/errors.js';
+import { EventBodySchema, type EventType, type WorkflowEvent } from '../domain/events.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { Status } from '../domain/status.js';
 
@@ -71,13 +70,6 @@ export interface IdempotencyRow {
   created_at: number;
 }
 
-const ErrorInfoSchema = z.object({
-  code: z.string(),
-  message: z.string(),
-  details: z.record(z.string(), z.unknown()).optional(),
-});
-const EventPayloadSchema = z.record(z.string(), z.unknown());
-
 /** JSON columns store SQL NULL for an absent or null value; anything else is one JSON.stringify. */
 export function toJson(value: unknown): string | null {
   return value === undefined || value === null ? null : JSON.stringify(value);
@@ -135,15 +127,15 @@ export function toNode(row: NodeRow): NodeRecord {
   };
 }
 
+/** The payload goes back through its type's schema (domain/events.ts): readers get typed events. */
 export function toEvent(row: EventRow): WorkflowEvent {
   return {
     workflowId: row.workflow_id,
     tenantId: row.tenant_id,
     seq: row.seq,
-    type: row.type,
     nodeId: row.node_id,
     at: row.at,
-    payload: EventPayloadSchema.parse(JSON.parse(row.payload)),
+    ...EventBodySchema.parse({ type: row.type, payload: JSON.parse(row.payload) }),
   };
 }
 

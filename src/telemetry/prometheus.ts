@@ -69,13 +69,6 @@ function amount(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
 }
 
-function tokens(payload: Record<string, unknown>): { input: number; output: number } {
-  const usage = payload.tokenUsage;
-  if (typeof usage !== 'object' || usage === null) return { input: 0, output: 0 };
-  const { inputTokens, outputTokens } = usage as Record<string, unknown>;
-  return { input: amount(inputTokens), output: amount(outputTokens) };
-}
-
 export function createPrometheusMetrics(options: PrometheusOptions): PrometheusMetrics {
   const registry = new Registry();
   const registers = [registry];
@@ -227,37 +220,36 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
   const routeLabel = boundedLabel(256);
 
   const onEvent = (event: WorkflowEvent): void => {
-    const p = event.payload;
     switch (event.type) {
       case 'workflowStart':
         started.inc();
         return;
       case 'workflowEnd': {
-        const status = oneOf(TERMINAL_STATUSES, p.status);
+        const status = oneOf(TERMINAL_STATUSES, event.payload.status);
         finished.inc({ status });
-        workflowDuration.observe({ status }, amount(p.durationMs) / 1000);
+        workflowDuration.observe({ status }, amount(event.payload.durationMs) / 1000);
         return;
       }
       case 'agentPromptEnd': {
-        const model = modelLabel(p.model, 'unknown');
-        const used = tokens(p);
+        const { model: id, purpose, error, requests, duration, tokenUsage, costUsd } = event.payload;
+        const model = modelLabel(id, 'unknown');
         llmCalls.inc({
           model,
-          purpose: purposeLabel(p.purpose, 'prompt'),
-          outcome: p.error === undefined ? 'ok' : 'error',
+          purpose: purposeLabel(purpose, 'prompt'),
+          outcome: error === undefined ? 'ok' : 'error',
         });
-        llmRequests.inc({ model }, amount(p.requests));
-        llmDuration.observe({ model }, amount(p.duration) / 1000);
-        llmTokens.inc({ model, direction: 'input' }, used.input);
-        llmTokens.inc({ model, direction: 'output' }, used.output);
-        llmCost.inc({ model }, amount(p.costUsd));
+        llmRequests.inc({ model }, amount(requests));
+        llmDuration.observe({ model }, amount(duration) / 1000);
+        llmTokens.inc({ model, direction: 'input' }, amount(tokenUsage?.inputTokens));
+        llmTokens.inc({ model, direction: 'output' }, amount(tokenUsage?.outputTokens));
+        llmCost.inc({ model }, amount(costUsd));
         return;
       }
       case 'cacheHit': {
-        const used = tokens(p);
+        const { tokenUsage, costSavedUsd, simulated } = event.payload;
         cacheLookups.inc({ result: 'hit' });
-        cacheTokensSaved.inc(used.input + used.output);
-        cacheCostSaved.inc({ simulated: p.simulated === true ? 'true' : 'false' }, amount(p.costSavedUsd));
+        cacheTokensSaved.inc(amount(tokenUsage.inputTokens) + amount(tokenUsage.outputTokens));
+        cacheCostSaved.inc({ simulated: simulated === true ? 'true' : 'false' }, amount(costSavedUsd));
         return;
       }
       case 'cacheMiss':
@@ -265,12 +257,12 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
         return;
       case 'reflectionEnd':
         reflections.inc({
-          level: oneOf(REFLECTION_LEVELS, p.level),
-          decision: oneOf(REFLECTION_DECISIONS, p.decision),
+          level: oneOf(REFLECTION_LEVELS, event.payload.level),
+          decision: oneOf(REFLECTION_DECISIONS, event.payload.decision),
         });
         return;
       case 'retry':
-        retries.inc({ reason: reasonLabel(p.reason, 'unknown') });
+        retries.inc({ reason: reasonLabel(event.payload.reason, 'unknown') });
         return;
       default:
         return;

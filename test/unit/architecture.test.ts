@@ -8,11 +8,14 @@ import { describe, expect, it } from 'vitest';
  * are wired only by deps.ts/main.ts, heavy packages stay in their adapters, and nothing forms a
  * cycle. Imports are read with the TypeScript parser, so comments and strings never count.
  *
- * Cycles are searched over run-time imports only (`import type` is left out). The hazard of an ESM
- * cycle is evaluation order: a module used before it finished initialising. Erased type imports
- * cannot cause that. And since every import between module folders must point strictly down
- * (type imports included), a type-only cycle can only live inside one folder, e.g. engine/
- * runners naming the type of the run that calls them.
+ * Cycles are searched over every import, type-only ones included: an erased type import cannot
+ * break evaluation order, but a type-level cycle is still two modules that each need the other to
+ * be understood — the hub the engine's runners once formed around `Run`. Types both sides need go
+ * into a types-only file below them (engine/node-context.ts).
+ *
+ * Two engine rules: only the executor may import the Run (node handlers get a NodeContext), and a
+ * node kind is dispatched on only in the handler table (src/engine/nodes/) and the definition's own
+ * shape (src/domain/definition.ts).
  */
 
 type Layer = { floor: number; module: string; kind: 'entry' | 'api' | 'engine' | 'policy' | 'adapter' | 'ground' };
@@ -119,7 +122,12 @@ function checkArchitecture(files: ReadonlyMap<string, string>): ArchitectureRepo
           if (!target.endsWith('.json')) violations.push(`${where}: reaches outside src/`);
           continue;
         }
-        if (known.has(target) && !typeOnly) targets.add(target);
+        if (known.has(target)) targets.add(target);
+        if (target === 'src/engine/run.ts' && file !== 'src/engine/executor.ts') {
+          violations.push(
+            `${where}: only src/engine/executor.ts may import the Run; node handlers receive a NodeContext`,
+          );
+        }
         const violation = relativeViolation(layer, target, typeOnly);
         if (violation) violations.push(`${where} (${target}): ${violation}`);
       } else {
@@ -130,7 +138,42 @@ function checkArchitecture(files: ReadonlyMap<string, string>): ArchitectureRepo
   }
 
   for (const cycle of findCycles(edges)) violations.push(`import cycle: ${cycle.join(' → ')}`);
+  for (const [file, source] of files) violations.push(...kindDispatches(file, source));
   return { violations, filesScanned: files.size, importsScanned };
+}
+
+const NODE_KIND_NAMES = new Set(['prompt', 'sequence', 'parallel', 'workflow']);
+const MAY_DISPATCH_ON_KINDS = (file: string): boolean =>
+  file.startsWith('src/engine/nodes/') || file === 'src/domain/definition.ts';
+
+/** `x.type === 'prompt'` and `case 'prompt':` under `switch (x.type)`, outside the handler table. */
+function kindDispatches(file: string, source: string): string[] {
+  if (MAY_DISPATCH_ON_KINDS(file)) return [];
+  const sourceFile = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: string[] = [];
+  const isTypeAccess = (node: ts.Node): boolean => ts.isPropertyAccessExpression(node) && node.name.text === 'type';
+  const isKind = (node: ts.Node): boolean => ts.isStringLiteral(node) && NODE_KIND_NAMES.has(node.text);
+  const report = (node: ts.Node, what: string): void => {
+    const line = sourceFile.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+    found.push(`${file}:${line} ${what}: node kinds are handled in the handler table (src/engine/nodes/table.ts)`);
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isBinaryExpression(node)) {
+      const op = node.operatorToken.kind;
+      const equality =
+        op === ts.SyntaxKind.EqualsEqualsEqualsToken || op === ts.SyntaxKind.ExclamationEqualsEqualsToken;
+      const pair = (isTypeAccess(node.left) && isKind(node.right)) || (isTypeAccess(node.right) && isKind(node.left));
+      if (equality && pair) report(node, `compares a node's type (${node.getText()})`);
+    } else if (ts.isSwitchStatement(node) && isTypeAccess(node.expression)) {
+      for (const clause of node.caseBlock.clauses) {
+        if (ts.isCaseClause(clause) && isKind(clause.expression))
+          report(clause, `switches on a node kind (${clause.expression.getText()})`);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sourceFile);
+  return found;
 }
 
 function relativeViolation(from: Layer, target: string, typeOnly: boolean): string | undefined {
@@ -231,10 +274,14 @@ describe('architecture (DESIGN §1)', () => {
       ['src/deps.ts', `import { db } from './store/db.js';\nimport { buildApp } from './app.js';`],
       ['src/misc/util.ts', ''],
       ['src/engine/node-a.ts', `import type { B } from './node-b.js';`],
-      ['src/engine/node-b.ts', `import type { A } from './node-a.js';`],
+      ['src/engine/node-b.ts', `import type { A } from './node-a.js';\nif (node.type === 'prompt') run();`],
+      [
+        'src/engine/nodes/prompt.ts',
+        `import type { Run } from '../run.js';\nswitch (n.type) { case 'prompt': break; }`,
+      ],
     ]);
     const { violations, importsScanned } = checkArchitecture(fixture);
-    expect(importsScanned).toBe(16);
+    expect(importsScanned).toBe(17);
     expect(violations.sort()).toEqual(
       [
         `src/domain/ids.ts imports '../engine/run.js' (src/engine/run.ts): floor 1 (domain) may only import lower floors, not floor 3 (engine)`,
@@ -247,6 +294,11 @@ describe('architecture (DESIGN §1)', () => {
         'src/misc/util.ts sits on no floor of DESIGN §1: place its folder in test/unit/architecture.test.ts',
         'import cycle: src/domain/ids.ts → src/engine/run.ts → src/engine/plan.ts → src/domain/ids.ts',
         'import cycle: src/engine/run.ts → src/engine/plan.ts → src/engine/run.ts',
+        'import cycle: src/engine/node-a.ts → src/engine/node-b.ts → src/engine/node-a.ts',
+        `src/engine/plan.ts imports './run.js': only src/engine/executor.ts may import the Run; node handlers receive a NodeContext`,
+        `src/domain/ids.ts imports '../engine/run.js': only src/engine/executor.ts may import the Run; node handlers receive a NodeContext`,
+        `src/engine/nodes/prompt.ts imports '../run.js': only src/engine/executor.ts may import the Run; node handlers receive a NodeContext`,
+        `src/engine/node-b.ts:2 compares a node's type (node.type === 'prompt'): node kinds are handled in the handler table (src/engine/nodes/table.ts)`,
       ].sort(),
     );
   });

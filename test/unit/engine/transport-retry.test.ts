@@ -97,6 +97,11 @@ describe('callWithRetry', () => {
   });
 });
 
+/** The clock's time for a deadline whose own timer never fires: these tests read `deadlineOf` only. */
+function timersOff(clock: Clock): Clock {
+  return { now: () => clock.now(), sleep: () => new Promise<void>(() => {}) };
+}
+
 /** A clock whose sleeps advance its own time: nothing waits for real. */
 function manualClock(start = 1_700_000_000_000): Clock & { slept: number[]; advance(ms: number): void } {
   let now = start;
@@ -120,7 +125,7 @@ const nodeTimeout = () => new AppError('NODE_TIMEOUT', 'node deadline');
 describe('callWithRetry: retry-after against the deadline', () => {
   it('fails at once with the rate limit when retry-after is past the deadline, retryAfterMs in details', async () => {
     const clock = manualClock();
-    const deadline = withDeadline(new AbortController().signal, 4_000, nodeTimeout, clock.now());
+    const deadline = withDeadline(new AbortController().signal, 4_000, nodeTimeout, timersOff(clock));
     const { call, calls } = failing([new ProviderError('rate_limit', 'HTTP 429', { retryAfterMs: 3_600_000 })]);
     const notices: RetryNotice[] = [];
     try {
@@ -150,7 +155,7 @@ describe('callWithRetry: retry-after against the deadline', () => {
 
   it('waits as before when the requested wait fits before the deadline', async () => {
     const clock = manualClock();
-    const deadline = withDeadline(new AbortController().signal, 4_000, nodeTimeout, clock.now());
+    const deadline = withDeadline(new AbortController().signal, 4_000, nodeTimeout, timersOff(clock));
     const { call, calls } = failing([new ProviderError('rate_limit', '429', { retryAfterMs: 3_000 })]);
     await expect(callWithRetry(call, { policy, signal: deadline.signal, clock, onRetry: () => {} })).resolves.toBe(
       'ok',
@@ -162,7 +167,7 @@ describe('callWithRetry: retry-after against the deadline', () => {
 
   it('counts the time already spent: a wait that fitted at the start no longer does later', async () => {
     const clock = manualClock();
-    const deadline = withDeadline(new AbortController().signal, 4_000, nodeTimeout, clock.now());
+    const deadline = withDeadline(new AbortController().signal, 4_000, nodeTimeout, timersOff(clock));
     const { call, calls } = failing([
       new ProviderError('overloaded', '529', { retryAfterMs: 2_500 }),
       new ProviderError('overloaded', '529', { retryAfterMs: 2_500 }),
@@ -179,8 +184,8 @@ describe('callWithRetry: retry-after against the deadline', () => {
 
   it('uses the earliest deadline of the chain (the workflow deadline inside a longer node deadline)', async () => {
     const clock = manualClock();
-    const workflow = withDeadline(new AbortController().signal, 1_000, nodeTimeout, clock.now());
-    const node = withDeadline(workflow.signal, 4_000, nodeTimeout, clock.now());
+    const workflow = withDeadline(new AbortController().signal, 1_000, nodeTimeout, timersOff(clock));
+    const node = withDeadline(workflow.signal, 4_000, nodeTimeout, timersOff(clock));
     const { call, calls } = failing([new ProviderError('rate_limit', '429', { retryAfterMs: 2_000 })]);
     await expect(callWithRetry(call, { policy, signal: node.signal, clock, onRetry: () => {} })).rejects.toMatchObject({
       code: 'LLM_RATE_LIMIT',
@@ -193,7 +198,7 @@ describe('callWithRetry: retry-after against the deadline', () => {
 
   it('backoff without a retry-after is unchanged, deadline or not', async () => {
     const clock = manualClock();
-    const deadline = withDeadline(new AbortController().signal, 100, nodeTimeout, clock.now());
+    const deadline = withDeadline(new AbortController().signal, 100, nodeTimeout, timersOff(clock));
     const { call } = failing([new ProviderError('server', '500')]);
     await callWithRetry(call, { policy, signal: deadline.signal, clock, onRetry: () => {}, random: () => 1 });
     deadline.dispose();
@@ -205,9 +210,10 @@ describe('deadlineOf', () => {
   it('is the earliest absolute deadline over the chain, Infinity without one', () => {
     const root = new AbortController().signal;
     expect(deadlineOf(root)).toBe(Number.POSITIVE_INFINITY);
-    const outer = withDeadline(root, 5_000, nodeTimeout, 1_000);
-    const inner = withDeadline(outer.signal, 10_000, nodeTimeout, 2_000);
-    const open = withDeadline(inner.signal, undefined, nodeTimeout, 3_000);
+    const at = (now: number): Clock => ({ now: () => now, sleep: () => new Promise<void>(() => {}) });
+    const outer = withDeadline(root, 5_000, nodeTimeout, at(1_000));
+    const inner = withDeadline(outer.signal, 10_000, nodeTimeout, at(2_000));
+    const open = withDeadline(inner.signal, undefined, nodeTimeout, at(3_000));
     expect(deadlineOf(outer.signal)).toBe(6_000);
     expect(deadlineOf(inner.signal)).toBe(6_000);
     expect(deadlineOf(open.signal)).toBe(6_000);

@@ -3,7 +3,15 @@ import type { WorkflowEvent } from '../../../src/domain/events.js';
 import { createInProcessEventBus } from '../../../src/inproc/event-bus.js';
 
 function event(workflowId: string, seq: number): WorkflowEvent {
-  return { workflowId, tenantId: 't', seq, type: 'stepStart', nodeId: null, at: 0, payload: {} };
+  return {
+    workflowId,
+    tenantId: 't',
+    seq,
+    type: 'stepStart',
+    nodeId: null,
+    at: 0,
+    payload: { node: 'n', type: 'prompt', attempt: 1 },
+  };
 }
 
 describe('createInProcessEventBus', () => {

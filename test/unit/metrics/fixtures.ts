@@ -5,6 +5,7 @@ import type { NodeRecord, WorkflowRecord } from '../../../src/domain/records.js'
 import type { ReflectionEntry } from '../../../src/domain/reflection.js';
 import type { Status } from '../../../src/domain/status.js';
 import type { SummarizeInput } from '../../../src/metrics/efficiency.js';
+import { fixtureEvent } from '../../helpers/events.js';
 
 /** Small run fixtures for summarizeRun: a definition, its node rows, and events added by hand. */
 
@@ -90,15 +91,14 @@ export class RunBuilder {
   }
 
   event(type: EventType, node: string | null, payload: Record<string, unknown> = {}): this {
-    this.events.push({
+    const base = {
       workflowId: this.workflow.id,
       tenantId: 'acme',
       seq: this.events.length + 1,
-      type,
       nodeId: node === null ? null : `nd_${node}`,
       at: T0 + this.events.length,
-      payload: node === null ? payload : { node, ...payload },
-    });
+    };
+    this.events.push(fixtureEvent(base, type, node === null ? payload : { node, ...payload }));
     return this;
   }
 

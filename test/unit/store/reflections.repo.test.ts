@@ -90,7 +90,7 @@ describe('reflections', () => {
           type: 'reflectionEnd',
           nodeId: stepId,
           at: 1,
-          payload: { level: 'workflow', node: 'draft', decision: 'retry', success: true },
+          payload: { level: 'workflow', node: 'draft', attempt: 1, decision: 'retry', success: true },
         },
       ],
       reflections: [reflection],

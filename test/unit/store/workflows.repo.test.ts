@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/domain/errors.js';
 import type { WorkflowEvent } from '../../../src/domain/events.js';
+import { fixtureEvent } from '../../helpers/events.js';
 import { newWorkflow, node, openMemoryStore, type StoreFixture } from './fixtures.js';
 
 let fx: StoreFixture;
@@ -14,7 +15,8 @@ function event(
   payload: Record<string, unknown> = {},
   tenantId = 'tenant-a',
 ): WorkflowEvent {
-  return { workflowId, tenantId, seq, type: 'stepStart', nodeId: null, at: 1_700_000_000_000 + seq, payload };
+  const base = { workflowId, tenantId, seq, nodeId: null, at: 1_700_000_000_000 + seq };
+  return fixtureEvent(base, 'stepStart', { node: 'n', type: 'prompt', attempt: 1, ...payload });
 }
 
 describe('create, get and tenant scoping', () => {
@@ -100,7 +102,14 @@ describe('commit', () => {
     await fx.store.commit({
       newWorkflows: [child],
       nodes: [{ id: parentNode.id, childWorkflowId: child.workflow.id, status: 'running' }],
-      events: [{ ...event(parent.workflow.id, 1), type: 'childAttached', nodeId: parentNode.id }],
+      events: [
+        {
+          ...event(parent.workflow.id, 1),
+          type: 'childAttached',
+          nodeId: parentNode.id,
+          payload: { node: 'kid', childWorkflowId: child.workflow.id, name: 'kid' },
+        },
+      ],
     });
 
     expect(await fx.store.getById(child.workflow.id)).toEqual(child.workflow);
@@ -144,12 +153,12 @@ describe('events', () => {
     await fx.store.create({ workflow, nodes: [] });
     expect(await fx.store.lastSeq(workflow.id)).toBe(0);
 
-    await fx.store.commit({ events: [event(workflow.id, 3), event(workflow.id, 1, { note: 'first' })] });
+    await fx.store.commit({ events: [event(workflow.id, 3), event(workflow.id, 1, { attempt: 7 })] });
     await fx.store.commit({ events: [event(workflow.id, 2), event(workflow.id, 4), event(workflow.id, 5)] });
 
     const all = await fx.store.events(workflow.id, 0, 100);
     expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
-    expect(all[0]).toEqual(event(workflow.id, 1, { note: 'first' }));
+    expect(all[0]).toEqual(event(workflow.id, 1, { attempt: 7 }));
     expect((await fx.store.events(workflow.id, 2, 2)).map((e) => e.seq)).toEqual([3, 4]);
     expect(await fx.store.events(workflow.id, 5, 10)).toEqual([]);
     expect(await fx.store.lastSeq(workflow.id)).toBe(5);

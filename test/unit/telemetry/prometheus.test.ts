@@ -6,6 +6,7 @@ import type { EventType, WorkflowEvent } from '../../../src/domain/events.js';
 import type { EventBus } from '../../../src/domain/ports.js';
 import { createInProcessEventBus } from '../../../src/inproc/event-bus.js';
 import { createPrometheusMetrics, type PrometheusMetrics } from '../../../src/telemetry/prometheus.js';
+import { fixtureEvent } from '../../helpers/events.js';
 import { parsePrometheusText } from '../../helpers/prometheus-text.js';
 
 const PROMTOOL = '/usr/bin/promtool';
@@ -13,7 +14,7 @@ const PROMTOOL = '/usr/bin/promtool';
 let seq = 0;
 function ev(workflowId: string, type: EventType, payload: Record<string, unknown> = {}): WorkflowEvent {
   seq += 1;
-  return { workflowId, tenantId: 't1', seq, type, nodeId: null, at: seq, payload };
+  return fixtureEvent({ workflowId, tenantId: 't1', seq, nodeId: null, at: seq }, type, payload);
 }
 
 const opened: PrometheusMetrics[] = [];

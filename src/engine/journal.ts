@@ -1,22 +1,26 @@
-import type { EventType, WorkflowEvent } from '../domain/events.js';
+import { toErrorInfo } from '../domain/errors.js';
+import type { EventBody, WorkflowEvent } from '../domain/events.js';
 import type { ChangeSet, NewWorkflow, TenantEfficiencyRecord, TenantRewardRecord } from '../domain/ports.js';
 import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
-import type { EngineServices } from './services.js';
+import type { SpanStatus, SpanType } from '../domain/spans.js';
+import type { Journal, SpanEnd, SpanStart } from './node-context.js';
+import { type EngineServices, isShutdown } from './services.js';
 import { SpanRecorder } from './span-recorder.js';
 
 /**
- * Everything a run changes, kept in memory (the node and workflow records are patched in place) and
- * queued for the next commit: events with the run's monotonic `seq`, node and workflow patches,
- * new child workflows, spans, reflection entries, the final efficiency record and reward.
+ * Everything a run changes, kept in memory (node and workflow records are patched in place) and
+ * queued for the next commit: events with the run's monotonic `seq`, node and workflow patches, new
+ * child workflows, spans, reflection entries, the final efficiency record and reward. A commit is
+ * one transaction (grouped with other runs' by the store); its events are published only after it.
  */
-export class ChangeBuffer {
-  readonly spans: SpanRecorder;
+export class RunJournal implements Journal {
+  private readonly spans: SpanRecorder;
   /** Every event of this execution, for the efficiency record at the end (no re-read of a fresh run). */
   readonly emitted: WorkflowEvent[] = [];
   private pending: Required<ChangeSet> = emptyChanges();
   private readonly pendingNodes = new Map<string, NodePatch>();
-  private backgroundFlushScheduled = false;
+  private commitScheduled = false;
 
   constructor(
     private readonly workflow: WorkflowRecord,
@@ -29,15 +33,14 @@ export class ChangeBuffer {
     );
   }
 
-  emit(type: EventType, nodeId: string | null, payload: Record<string, unknown>): void {
+  emit(nodeId: string | null, body: EventBody): void {
     const event: WorkflowEvent = {
       workflowId: this.workflow.id,
       tenantId: this.workflow.tenantId,
       seq: ++this.seq,
-      type,
       nodeId,
       at: this.services.clock.now(),
-      payload,
+      ...body,
     };
     this.pending.events.push(event);
     this.emitted.push(event);
@@ -73,8 +76,37 @@ export class ChangeBuffer {
     this.pending.rewards.push(...rewards);
   }
 
-  /** Commits everything pending in one transaction (grouped with other runs'), then publishes the events. */
-  flush(): Promise<void> {
+  async withSpan<T extends SpanType, R>(
+    span: SpanStart<T>,
+    work: (spanId: string) => Promise<R>,
+    end?: (result: R) => SpanEnd<T>,
+  ): Promise<R> {
+    const id = this.spans.start(span.type, span.parentId, span.nodeId, span.fields, span.startedAt);
+    try {
+      const result = await work(id);
+      const ending = end?.(result);
+      this.spans.end(id, ending?.status ?? 'ok', ending?.fields);
+      return result;
+    } catch (err) {
+      this.spans.end(id, isShutdown(err) ? 'interrupted' : 'error', undefined, toErrorInfo(err));
+      throw err;
+    }
+  }
+
+  recordSpan<T extends SpanType>(span: SpanStart<T>, status: SpanStatus = 'ok'): string {
+    return this.spans.record(span.type, span.parentId, span.nodeId, span.fields, status, span.startedAt);
+  }
+
+  /** The run's own root span: opened when an execution starts, closed when it ends. */
+  openSpan<T extends SpanType>(span: SpanStart<T>): string {
+    return this.spans.start(span.type, span.parentId, span.nodeId, span.fields, span.startedAt);
+  }
+
+  closeSpan(spanId: string, status: SpanStatus, error?: unknown): void {
+    this.spans.end(spanId, status, undefined, error === undefined ? undefined : toErrorInfo(error));
+  }
+
+  commit(): Promise<void> {
     const changes = this.pending;
     if (!this.spans.isEmpty) changes.spans = this.spans.drain();
     if (this.pendingNodes.size > 0) {
@@ -89,32 +121,21 @@ export class ChangeBuffer {
   }
 
   /**
-   * For progress that need not block the run (stepStart, agentPromptStart, retries): committed on
-   * the next turn of the event loop, unless an awaited flush in this turn takes it along first —
-   * which is what happens for a fast step, so it costs one transaction, not two.
+   * Committed on the next turn of the event loop, unless an awaited commit in this turn takes it
+   * along first — which is what happens for a fast step, so it costs one transaction, not two.
    */
-  flushInBackground(): void {
-    if (this.backgroundFlushScheduled) return;
-    this.backgroundFlushScheduled = true;
+  commitSoon(): void {
+    if (this.commitScheduled) return;
+    this.commitScheduled = true;
     setImmediate(() => {
-      this.backgroundFlushScheduled = false;
-      this.flush().catch((err) => this.services.onError(err, { workflowId: this.workflow.id }));
+      this.commitScheduled = false;
+      this.commit().catch((err) => this.services.onError(err, { workflowId: this.workflow.id }));
     });
   }
 }
 
 function isEmpty(changes: Required<ChangeSet>): boolean {
-  return (
-    changes.events.length === 0 &&
-    changes.nodes.length === 0 &&
-    changes.workflows.length === 0 &&
-    changes.newWorkflows.length === 0 &&
-    changes.reflections.length === 0 &&
-    changes.reflectionOutcomes.length === 0 &&
-    changes.spans.length === 0 &&
-    changes.efficiency.length === 0 &&
-    changes.rewards.length === 0
-  );
+  return Object.values(changes).every((list) => list.length === 0);
 }
 
 function emptyChanges(): Required<ChangeSet> {

@@ -1,0 +1,54 @@
+import { AppError } from '../domain/errors.js';
+import type { ChildLauncher } from '../domain/ports.js';
+import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
+import type { RunJournal } from './journal.js';
+import type { RunView } from './node-context.js';
+import { planWorkflow } from './plan.js';
+import type { EngineServices } from './services.js';
+
+/**
+ * The ChildLauncher of one run: plans the child's rows, records them with the parent's node patch
+ * and its childAttached/treeUpdated events in one commit (so a crash finds the child, never a
+ * second one), and runs it through the executor under the parent's signal.
+ */
+export function createChildLauncher(
+  view: RunView,
+  records: ReadonlyMap<string, NodeRecord>,
+  journal: RunJournal,
+  services: Pick<EngineServices, 'store' | 'clock' | 'runChild'>,
+): ChildLauncher {
+  return {
+    async create({ nodeId, definition }) {
+      const parent = view.workflow;
+      if (parent.depth + 1 > view.limits.maxDepth) {
+        throw new AppError('LIMIT_EXCEEDED', `child workflows may nest at most ${view.limits.maxDepth} deep`);
+      }
+      const record = records.get(nodeId);
+      if (!record) throw new AppError('INTERNAL', `node ${nodeId} has no record`);
+      const planned = planWorkflow(definition, {
+        tenantId: parent.tenantId,
+        now: services.clock.now(),
+        parent: { workflow: parent, nodeId },
+      });
+      journal.addWorkflow(planned);
+      journal.patchNode(record, { childWorkflowId: planned.workflow.id });
+      journal.emit(nodeId, {
+        type: 'childAttached',
+        payload: { node: record.name, childWorkflowId: planned.workflow.id, name: definition.name },
+      });
+      journal.emit(nodeId, { type: 'treeUpdated', payload: { node: record.name } });
+      await journal.commit();
+      return planned.workflow;
+    },
+
+    async find(childId) {
+      const child: WorkflowRecord | undefined = await services.store.getById(childId);
+      if (!child) throw new AppError('INTERNAL', `child workflow ${childId} has no row`);
+      return child;
+    },
+
+    run(child, signal, parentSpan) {
+      return services.runChild(child, signal, parentSpan);
+    },
+  };
+}

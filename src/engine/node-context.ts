@@ -1,0 +1,223 @@
+import type {
+  AgentConfig,
+  ChildDefinition,
+  ChildWorkflowNode,
+  PromptNode,
+  WorkflowDefinition,
+  WorkflowNode,
+} from '../domain/definition.js';
+import type { ErrorInfo } from '../domain/errors.js';
+import type { EventBody } from '../domain/events.js';
+import type { LlmRequest, LlmResponse, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../domain/llm.js';
+import type { ChildLauncher, Clock, NewWorkflow, ResolvedModel } from '../domain/ports.js';
+import type { NodePatch, NodeRecord, WorkflowRecord } from '../domain/records.js';
+import type { ReflectionLevel, ReflectionResolution } from '../domain/reflection.js';
+import type { SpanFieldsByType, SpanStatus, SpanType } from '../domain/spans.js';
+import type { TemplateScope } from './templates.js';
+
+/**
+ * What a node handler sees of the run it belongs to (DESIGN §1): four narrow facets instead of the
+ * run itself — a read-only view, a journal of changes, a model gateway, a child launcher — plus the
+ * tools, the reflection state and a way to run its own child nodes. Types only: handlers depend on
+ * this file, the Run implements it, and nothing imports back up.
+ */
+
+/** The workflow's `options.limits` with their defaults, and the service's bound on one node's output. */
+export interface Limits {
+  maxDepth: number;
+  maxChildren: number;
+  maxDescendants: number;
+  maxLlmCalls: number;
+  /** MAX_NODE_OUTPUT_BYTES. */
+  maxNodeOutputBytes: number;
+}
+
+/** The run as it stands, read-only. */
+export interface RunView {
+  readonly workflow: Readonly<WorkflowRecord>;
+  readonly definition: WorkflowDefinition;
+  readonly limits: Limits;
+  readonly templateScope: TemplateScope;
+  /** The workflow's node records by id (live: statuses and outputs as they are now). */
+  readonly nodes: ReadonlyMap<string, Readonly<NodeRecord>>;
+  /** Own properties only: `constructor` is not an agent. */
+  agent(name: string): AgentConfig | undefined;
+  /** DESIGN §6 toggles: the workflow's `options.cache`, the agent's `enableCache`, the prompt's `disableCache`. */
+  cacheEnabled(node: PromptNode, agent: AgentConfig): boolean;
+}
+
+export interface SpanStart<T extends SpanType> {
+  type: T;
+  parentId: string | null;
+  nodeId: string | null;
+  fields: SpanFieldsByType[T];
+  startedAt?: number;
+}
+
+export interface SpanEnd<T extends SpanType> {
+  fields?: Partial<SpanFieldsByType[T]>;
+  /** A result that is a failure without an exception (a tool's error result). Default `ok`. */
+  status?: 'ok' | 'error';
+}
+
+/** Every change a handler makes: in memory at once, durable with the next commit. */
+export interface Journal {
+  emit(nodeId: string | null, event: EventBody): void;
+  patchNode(record: NodeRecord, patch: Omit<NodePatch, 'id'>): void;
+  addWorkflow(created: NewWorkflow): void;
+  /**
+   * Runs `work` inside a span that ends `ok` with it, `error` when it throws, `interrupted` when the
+   * service stops under it; `end` supplies what is known only at the end (tokens, a tool's failure).
+   */
+  withSpan<T extends SpanType, R>(
+    span: SpanStart<T>,
+    work: (spanId: string) => Promise<R>,
+    end?: (result: R) => SpanEnd<T>,
+  ): Promise<R>;
+  /** A span whose work is already over (a handoff, a guardrail check, a cache hit). */
+  recordSpan<T extends SpanType>(span: SpanStart<T>, status?: SpanStatus): string;
+  /** Commits everything pending; resolves once it is durable (and published). */
+  commit(): Promise<void>;
+  /** Commits soon without waiting: progress that need not block the run. */
+  commitSoon(): void;
+}
+
+/** One model call of a node. */
+export interface ModelCall {
+  node: string;
+  nodeId: string;
+  agent: string;
+  attempt: number;
+  turn: number;
+  /** The rendered user message, recorded on the first turn only. */
+  prompt?: string | undefined;
+  /** What the call is for when it is not the prompt itself (e.g. `reflection`). */
+  purpose?: string;
+  /** Look up and collapse in the response cache (DESIGN §6 toggles). */
+  cacheable: boolean;
+  /** The span the call's generation_span hangs under (the node's agent_span). */
+  spanId: string;
+}
+
+export interface ModelAnswer {
+  response: LlmResponse;
+  costUsd: number;
+  /** Set when the call was cacheable: the key it was looked up under. */
+  cacheKey: string | undefined;
+  fromCache: boolean;
+}
+
+/**
+ * Everything between a prompt and a provider (DESIGN §1): the response cache, the request budget
+ * (`limits.maxLlmCalls`), the concurrency slots, the single transport-retry layer, generation spans.
+ */
+export interface ModelGateway {
+  /** A model spec (`sim/sonnet`, a tier; DEFAULT_MODEL when absent) resolved to its provider. */
+  resolve(spec: string | undefined): ResolvedModel;
+  call(model: ResolvedModel, request: LlmRequest, signal: AbortSignal, info: ModelCall): Promise<ModelAnswer>;
+  /** Stores a good answer under its key (the caller decides it is good); cache trouble never fails the run. */
+  remember(model: ResolvedModel, answer: ModelAnswer): void;
+}
+
+/** The tools of a node's agent: a call outside `allowed` is refused back to the model, not run. */
+export interface ToolBox {
+  /** The Anthropic-format definitions of the named tools, sorted by name (stable cache keys). */
+  definitions(names: readonly string[]): ToolDefinition[];
+  invoke(
+    use: ToolUseBlock,
+    record: NodeRecord,
+    allowed: ReadonlySet<string>,
+    parentSpan: string,
+  ): Promise<ToolResultBlock>;
+}
+
+/** Inputs a workflow-level reflection may revise for the next attempt (DESIGN §5). */
+export interface PromptInputs {
+  /** The rendered `data`. */
+  data: Record<string, unknown> | undefined;
+  /** The rendered agent system prompt, before the reflection prefix and the responseFormat instruction. */
+  system: string | undefined;
+}
+
+/** A run's reflection state (DESIGN §5): which levels are on, revised inputs, entries to settle. */
+export interface Reflections {
+  readonly workflowLevel: boolean;
+  readonly maxAttempts: number;
+  readonly retryDelayMs: number;
+  promptLevel(node: PromptNode): boolean;
+  /** The inputs the node's next attempt renders with: revised by a reflection, else its definition's. */
+  inputs(node: PromptNode, record: NodeRecord): PromptInputs;
+  /** Revised inputs only (re-applied from the history after a restart); undefined when none. */
+  revisedInputs(node: PromptNode, record: NodeRecord): PromptInputs | undefined;
+  revise(nodeId: string, inputs: PromptInputs): void;
+  /** Persists an entry with the next commit and emits reflectionEnd; returns the entry id. */
+  record(input: {
+    node: NodeRecord;
+    attempt: number;
+    nodeAttempt?: number;
+    level: ReflectionLevel;
+    reason: string;
+    error: ErrorInfo;
+    resolution: ReflectionResolution;
+    decisionSuccess: boolean;
+  }): string;
+  /** Records whether the attempt (or answer) that followed a reflection succeeded. */
+  settle(entryId: string, success: boolean): void;
+}
+
+export interface NodeContext {
+  readonly view: RunView;
+  readonly journal: Journal;
+  readonly models: ModelGateway;
+  readonly children: ChildLauncher;
+  readonly tools: ToolBox;
+  readonly reflections: Reflections;
+  readonly clock: Clock;
+  /** Runs a node of this workflow through its attempt loop: what containers do with their steps. */
+  runNode(node: WorkflowNode, signal: AbortSignal, parentSpan: string): Promise<unknown>;
+}
+
+/** One attempt of one node. */
+export interface NodeAttempt {
+  record: NodeRecord;
+  signal: AbortSignal;
+  attempt: number;
+  /** The span this node's spans hang under (its container's, or the run's root). */
+  parentSpan: string;
+}
+
+/** Where a node sits in a definition being checked at submission. */
+export interface CheckSite {
+  path: string;
+  /** Names of the steps that complete before this node (templates may refer to them). */
+  before: ReadonlySet<string>;
+  depth: number;
+}
+
+/** The submission rules a kind's own fields are checked with (definition-rules.ts implements them). */
+export interface DefinitionRules {
+  /** A prompt's agent, models, responseFormat and templates. */
+  prompt(node: PromptNode, site: CheckSite): void;
+  /** A child workflow's input and agents, and its own tree as a scope of its own. */
+  childWorkflow(node: ChildWorkflowNode, site: CheckSite): void;
+}
+
+/** What a kind's redaction may use (definition-redaction.ts implements it). */
+export interface Redactor {
+  text(value: string): string;
+  value<T>(value: T): T;
+  child(definition: ChildDefinition): ChildDefinition;
+}
+
+/** How one node kind runs (DESIGN §1: one exhaustive table, src/engine/nodes/table.ts). */
+export interface NodeHandler<N extends WorkflowNode> {
+  /** Its result must be committed before the run moves on (a model's answer: never paid for twice). */
+  readonly durable: boolean;
+  run(ctx: NodeContext, node: N, at: NodeAttempt): Promise<unknown>;
+  /** After a failed attempt: whether the node runs again (workflow-level reflection). Absent: never. */
+  retry?(ctx: NodeContext, node: N, at: NodeAttempt, failure: unknown): Promise<boolean>;
+  /** Submission checks of the kind's own fields (steps are walked by the caller). */
+  check?(node: N, rules: DefinitionRules, site: CheckSite): void;
+  /** The node with its own free text and data redacted (steps are redacted by the caller). */
+  redact?(node: N, redactor: Redactor): N;
+}

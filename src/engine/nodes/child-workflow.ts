@@ -1,0 +1,62 @@
+import type { ChildWorkflowNode, WorkflowDefinition } from '../../domain/definition.js';
+import { AppError } from '../../domain/errors.js';
+import type { NodeHandler, RunView } from '../node-context.js';
+import { renderValue } from '../templates.js';
+
+/**
+ * `workflow`: a nested child workflow with its own rows, events and status, created through the
+ * ChildLauncher when the node first starts and found again (not re-created) after a restart. Its
+ * input templates render against the parent run; it inherits the parent's agents (merged under its
+ * own), correlation id and trace. Durable like a prompt: the child's result is the parent's input.
+ */
+export const childWorkflowHandler: NodeHandler<ChildWorkflowNode> = {
+  durable: true,
+
+  async run(ctx, node, at) {
+    const existing = at.record.childWorkflowId;
+    const child = existing
+      ? await ctx.children.find(existing)
+      : await ctx.children.create({ nodeId: at.record.id, definition: childDefinition(ctx.view, node) });
+    // DESIGN §9: a child workflow is a handoff, under which the child's own orchestrator span nests.
+    const handoff = ctx.journal.recordSpan({
+      type: 'handoff_span',
+      parentId: at.parentSpan,
+      nodeId: at.record.id,
+      fields: {
+        from_agent: 'orchestrator',
+        to_agent: child.name,
+        context_passed: { node: node.name, childWorkflowId: child.id },
+      },
+    });
+    const finished = await ctx.children.run(child, at.signal, handoff);
+    if (finished.status === 'completed') return finished.output;
+    // The parent's own cancellation reached the child: propagate it. A child cancelled on its own
+    // (POST /v1/workflows/{childId}/cancel) is a failure of this node, not a cancel of the parent.
+    if (finished.status === 'cancelled' && at.signal.aborted) throw at.signal.reason;
+    if (finished.status === 'cancelled') {
+      throw new AppError('CHILD_WORKFLOW_FAILED', `child workflow ${finished.id} was cancelled`);
+    }
+    const cause = finished.error ? `${finished.error.code}: ${finished.error.message}` : 'unknown error';
+    throw new AppError('CHILD_WORKFLOW_FAILED', `child workflow ${finished.id} failed (${cause})`);
+  },
+
+  check: (node, rules, site) => rules.childWorkflow(node, site),
+
+  redact(node, redactor) {
+    const definition = redactor.child(node.definition);
+    return definition === node.definition ? node : { ...node, definition };
+  },
+};
+
+function childDefinition(view: RunView, node: ChildWorkflowNode): WorkflowDefinition {
+  const { definition } = node;
+  const merged: WorkflowDefinition = {
+    name: definition.name,
+    agents: { ...view.definition.agents, ...definition.agents },
+    root: definition.root,
+  };
+  if (definition.input !== undefined) merged.input = renderValue(definition.input, view.templateScope);
+  if (definition.options) merged.options = definition.options;
+  if (view.workflow.correlationId) merged.correlationId = view.workflow.correlationId;
+  return merged;
+}

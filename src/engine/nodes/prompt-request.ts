@@ -1,0 +1,74 @@
+import { type AgentConfig, DEFAULTS, type PromptNode } from '../../domain/definition.js';
+import { AppError } from '../../domain/errors.js';
+import type { LlmRequest } from '../../domain/llm.js';
+import type { ResolvedModel } from '../../domain/ports.js';
+import { withAgentReflection } from '../../reflection/policy.js';
+import type { ModelGateway, PromptInputs, RunView, ToolBox } from '../node-context.js';
+import { responseFormatInstruction } from '../response-format.js';
+import { renderText, renderValue } from '../templates.js';
+import { buildUserMessage } from '../user-message.js';
+
+export interface PreparedPrompt {
+  agent: AgentConfig;
+  model: ResolvedModel;
+  inputs: PromptInputs;
+  /** The rendered user message of the first turn. */
+  user: string;
+  request: LlmRequest;
+}
+
+export function agentOf(view: RunView, node: PromptNode): AgentConfig {
+  const agent = view.agent(node.agent);
+  if (!agent) throw new AppError('MISSING_CONTEXT', `agent "${node.agent}" is not defined`);
+  return agent;
+}
+
+export function renderPromptInputs(view: RunView, node: PromptNode): PromptInputs {
+  const agent = agentOf(view, node);
+  return {
+    data: node.data && (renderValue(node.data, view.templateScope) as Record<string, unknown>),
+    system: agent.system === undefined ? undefined : renderText(agent.system, view.templateScope),
+  };
+}
+
+/**
+ * The effective provider request of a prompt's first turn. Precedence (DESIGN §3): call-time
+ * overrides > agent config > defaults. `revised` replaces the rendered inputs after a reflection.
+ */
+export function preparePrompt(
+  view: RunView,
+  facets: { models: ModelGateway; tools: ToolBox },
+  node: PromptNode,
+  revised?: PromptInputs,
+): PreparedPrompt {
+  const agent = agentOf(view, node);
+  const model = facets.models.resolve(node.overrides?.model ?? agent.model);
+  const inputs = revised ?? renderPromptInputs(view, node);
+
+  let system = agent.enableReflection ? withAgentReflection(inputs.system) : inputs.system;
+  if (node.responseFormat) {
+    const instruction = responseFormatInstruction(node.responseFormat);
+    system = system ? `${system}\n\n${instruction}` : instruction;
+  }
+  const user = buildUserMessage(renderText(node.user, view.templateScope), inputs.data);
+  const request: LlmRequest = {
+    model: model.providerModel,
+    messages: [{ role: 'user', content: user }],
+    maxTokens: node.overrides?.maxTokens ?? agent.maxTokens ?? DEFAULTS.maxTokens,
+  };
+  if (system !== undefined) request.system = system;
+  const temperature = node.overrides?.temperature ?? agent.temperature;
+  if (temperature !== undefined) request.temperature = temperature;
+  const stop = node.overrides?.stop ?? agent.stop;
+  if (stop !== undefined) request.stop = stop;
+  if (agent.tools && agent.tools.length > 0) request.tools = facets.tools.definitions(agent.tools);
+  if (node.responseFormat) request.responseFormat = node.responseFormat;
+  if (agent.simulate && model.provider === 'sim') {
+    request.simulate = { ...agent.simulate, scriptKey: `${view.workflow.id}:${node.agent}` };
+  }
+  return { agent, model, inputs, user, request };
+}
+
+export function nodeDeadlineError(node: PromptNode, timeoutMs: number): AppError {
+  return new AppError('NODE_TIMEOUT', `node "${node.name}" did not finish within ${timeoutMs} ms`);
+}

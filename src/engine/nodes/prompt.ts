@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import type { PromptNode } from '../../domain/definition.js';
+import type { NodeHandler } from '../node-context.js';
+import { converse } from './conversation.js';
+import { preparePrompt } from './prompt-request.js';
+import { reflectOnFailure } from './workflow-reflection.js';
+
+/**
+ * `prompt`: one agent call or a tool loop (conversation.ts). Its answer is durable before the run
+ * moves on — after a crash the node replays its stored output instead of paying for the call again.
+ * A failed attempt may be retried through workflow-level reflection (workflow-reflection.ts).
+ */
+export const promptHandler: NodeHandler<PromptNode> = {
+  durable: true,
+
+  async run(ctx, node, at) {
+    const prepared = preparePrompt(ctx.view, ctx, node, ctx.reflections.revisedInputs(node, at.record));
+    const { model, request } = prepared;
+    // DESIGN §9: each prompt node is a handoff from the orchestrator, then the agent's own span.
+    ctx.journal.recordSpan({
+      type: 'handoff_span',
+      parentId: at.parentSpan,
+      nodeId: at.record.id,
+      fields: {
+        from_agent: 'orchestrator',
+        to_agent: node.agent,
+        context_passed: { node: node.name, attempt: at.attempt },
+      },
+    });
+    const agentSpan = {
+      type: 'agent_span' as const,
+      parentId: at.parentSpan,
+      nodeId: at.record.id,
+      fields: {
+        agent_name: node.agent,
+        model: model.id,
+        instructions_hash: request.system === undefined ? null : instructionsHash(request.system),
+      },
+    };
+    return ctx.journal.withSpan(agentSpan, (spanId) => converse(ctx, node, at, prepared, spanId));
+  },
+
+  retry: reflectOnFailure,
+
+  check: (node, rules, site) => rules.prompt(node, site),
+
+  redact(node, redactor) {
+    const user = redactor.text(node.user);
+    const data = redactor.value(node.data);
+    return user === node.user && data === node.data ? node : { ...node, user, data };
+  },
+};
+
+/** Identifies the instructions an agent ran with without storing them in every span. */
+function instructionsHash(system: string): string {
+  return createHash('sha256').update(system).digest('hex').slice(0, 16);
+}
