@@ -11,8 +11,7 @@ import type {
   WorkflowStore,
   WorkQueue,
 } from '../domain/ports.js';
-import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
-import type { ReflectionEntry } from '../domain/reflection.js';
+import type { WorkflowRecord } from '../domain/records.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { redactDefinition } from './definition-redaction.js';
