@@ -23,13 +23,48 @@ const ApiKeysSchema = z.string().transform((raw, ctx) => {
   return keys;
 });
 
-const JsonRecord = z.string().transform((raw, ctx) => {
-  try {
-    const value: unknown = JSON.parse(raw);
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {}
-  ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
-  return z.NEVER;
+/** A variable holding a JSON object, checked against `schema`; issues name the offending key. */
+const jsonObject = <T extends z.ZodType<unknown, object>>(schema: T) =>
+  z
+    .string()
+    .transform((raw, ctx) => {
+      try {
+        const value: unknown = JSON.parse(raw);
+        if (value && typeof value === 'object' && !Array.isArray(value)) return value;
+      } catch {}
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
+      return z.NEVER;
+    })
+    .pipe(schema);
+
+/**
+ * `provider/model`: the non-tier branch of ModelSpecSchema (domain/definition.ts). config.ts and
+ * domain/ share the ground floor and may not import each other (DESIGN §1), so the pattern is
+ * repeated here and test/unit/config.test.ts checks that both accept the same specs.
+ */
+const ModelIdSchema = z
+  .string()
+  .max(200)
+  .regex(/^[a-z][a-z0-9-]*\/[A-Za-z0-9._:/-]+$/, { message: 'must be "<provider>/<model>"' });
+
+const ModelTiersSchema = z.strictObject({
+  haiku: ModelIdSchema.optional(),
+  sonnet: ModelIdSchema.optional(),
+  opus: ModelIdSchema.optional(),
+});
+export type ModelTiers = z.infer<typeof ModelTiersSchema>;
+
+/** USD per million tokens (zod 4 numbers are finite); cache prices default to multiples of `input`. */
+const PriceSchema = z.number().min(0);
+const ModelPriceSchema = z.strictObject({
+  input: PriceSchema,
+  output: PriceSchema,
+  cacheRead: PriceSchema.optional(),
+  cacheWrite: PriceSchema.optional(),
+});
+export type ModelPrice = z.infer<typeof ModelPriceSchema>;
+const ModelPricesSchema = z.record(ModelIdSchema, ModelPriceSchema, {
+  error: (issue) => (issue.code === 'invalid_key' ? 'is not a "<provider>/<model>" key' : undefined),
 });
 
 export const ConfigSchema = z
@@ -45,8 +80,8 @@ export const ConfigSchema = z
     OPENAI_BASE_URL: z.url().optional(),
     OPENAI_API_KEY: z.string().min(1).optional(),
     DEFAULT_MODEL: z.string().min(1).default('sonnet'),
-    MODEL_TIERS: JsonRecord.optional(),
-    MODEL_PRICES: JsonRecord.optional(),
+    MODEL_TIERS: jsonObject(ModelTiersSchema).optional(),
+    MODEL_PRICES: jsonObject(ModelPricesSchema).optional(),
     CONCURRENCY: int(1, 1024).default(16),
     MAX_RUNNING_WORKFLOWS: int(1, 100_000).default(1000),
     MAX_RUNNING_WORKFLOWS_PER_TENANT: int(1, 100_000).default(200),

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { ModelPrice, ModelTiers } from '../config.js';
 import { AppError } from '../domain/errors.js';
 import type { TokenUsage } from '../domain/llm.js';
 import type { LlmProvider, ModelCatalog, ModelTier, ResolvedModel } from '../domain/ports.js';
@@ -10,25 +10,6 @@ type NamedTier = (typeof TIERS)[number];
 
 /** Providers baton knows how to talk to; whether each is configured is decided by `providers`. */
 const KNOWN_PROVIDERS = ['sim', 'anthropic', 'openai'];
-
-const ModelIdSchema = z.string().regex(/^[^/\s]+\/\S+$/, 'must be "<provider>/<model>"');
-
-export const ModelTiersSchema = z.strictObject({
-  haiku: ModelIdSchema.optional(),
-  sonnet: ModelIdSchema.optional(),
-  opus: ModelIdSchema.optional(),
-});
-export type ModelTiers = z.infer<typeof ModelTiersSchema>;
-
-/** USD per million tokens; cache prices default to Anthropic's multiples of the input price. */
-export const ModelPriceSchema = z.strictObject({
-  input: z.number().min(0),
-  output: z.number().min(0),
-  cacheRead: z.number().min(0).optional(),
-  cacheWrite: z.number().min(0).optional(),
-});
-export type ModelPrice = z.infer<typeof ModelPriceSchema>;
-export const ModelPricesSchema = z.record(ModelIdSchema, ModelPriceSchema);
 
 const SIM_TIERS: Record<NamedTier, string> = { haiku: 'sim/haiku', sonnet: 'sim/sonnet', opus: 'sim/opus' };
 const ANTHROPIC_TIERS: Record<NamedTier, string> = {
@@ -51,10 +32,10 @@ const MAX_MEMO_ENTRIES = 10_000;
 
 export interface ModelCatalogOptions {
   providers: Record<string, LlmProvider>;
-  /** MODEL_TIERS as parsed JSON; validated here. */
-  tiers?: Record<string, unknown>;
-  /** MODEL_PRICES as parsed JSON, keyed by full model id; validated here. */
-  prices?: Record<string, unknown>;
+  /** MODEL_TIERS, validated by config.ts. */
+  tiers?: ModelTiers;
+  /** MODEL_PRICES keyed by full model id, validated by config.ts. */
+  prices?: Record<string, ModelPrice>;
   defaultModel: string;
   hasAnthropicKey: boolean;
 }
@@ -69,21 +50,13 @@ function isNamedTier(spec: string): spec is NamedTier {
   return (TIERS as readonly string[]).includes(spec);
 }
 
-function parseAtBoot<T>(name: string, schema: z.ZodType<T>, value: unknown): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-  throw new Error(`Invalid ${name}: ${issues.join('; ')}`);
-}
-
 export function createModelCatalog(options: ModelCatalogOptions): ModelCatalog {
-  const configuredTiers = parseAtBoot('MODEL_TIERS', ModelTiersSchema, options.tiers ?? {});
-  const prices = parseAtBoot('MODEL_PRICES', ModelPricesSchema, options.prices ?? {});
-  const tiers: Record<NamedTier, string> = {
-    ...(options.hasAnthropicKey ? ANTHROPIC_TIERS : SIM_TIERS),
-    ...configuredTiers,
-  };
+  const prices = options.prices ?? {};
+  const tiers: Record<NamedTier, string> = { ...(options.hasAnthropicKey ? ANTHROPIC_TIERS : SIM_TIERS) };
+  // Tiers the configuration leaves out keep their defaults.
+  for (const tier of TIERS) tiers[tier] = options.tiers?.[tier] ?? tiers[tier];
   const knownProviders = new Set([...KNOWN_PROVIDERS, ...Object.keys(options.providers)]);
+  // The shape is config.ts's; whether the provider exists is known only here.
   for (const [tier, id] of Object.entries(tiers)) {
     const provider = id.slice(0, id.indexOf('/'));
     if (!knownProviders.has(provider))

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { headersTimeoutMs, loadConfig } from '../../src/config.js';
+import { ModelSpecSchema } from '../../src/domain/definition.js';
 
 describe('HEADERS_TIMEOUT_MS', () => {
   it('defaults to 20 s, or REQUEST_TIMEOUT_MS when that is shorter', () => {
@@ -15,5 +16,59 @@ describe('HEADERS_TIMEOUT_MS', () => {
     expect(() => loadConfig({ HEADERS_TIMEOUT_MS: '40000' })).toThrow(/HEADERS_TIMEOUT_MS/);
     expect(() => loadConfig({ HEADERS_TIMEOUT_MS: '100' })).toThrow(/HEADERS_TIMEOUT_MS/);
     expect(() => loadConfig({ HEADERS_TIMEOUT_MS: 'soon' })).toThrow(/HEADERS_TIMEOUT_MS/);
+  });
+});
+
+describe('MODEL_TIERS', () => {
+  it('takes provider/model specs for haiku, sonnet and opus', () => {
+    const config = loadConfig({ MODEL_TIERS: '{"haiku":"openai/qwen2.5:7b","opus":"anthropic/claude-opus-4-1"}' });
+    expect(config.MODEL_TIERS).toEqual({ haiku: 'openai/qwen2.5:7b', opus: 'anthropic/claude-opus-4-1' });
+    expect(loadConfig({}).MODEL_TIERS).toBeUndefined();
+  });
+
+  it.each([
+    ['an unknown tier', '{"turbo":"sim/x"}', /MODEL_TIERS: .*"turbo"/],
+    ['a spec without a provider', '{"sonnet":"no-slash"}', /MODEL_TIERS\.sonnet: /],
+    ['a tier name as the spec', '{"sonnet":"opus"}', /MODEL_TIERS\.sonnet: /],
+    ['a number', '{"opus":42}', /MODEL_TIERS\.opus: /],
+    ['an array', '["sim/x"]', /MODEL_TIERS: must be a JSON object/],
+    ['no JSON', '{haiku: sim/x}', /MODEL_TIERS: must be a JSON object/],
+  ])('refuses %s at boot, naming the variable and the key', (_, value, message) => {
+    expect(() => loadConfig({ MODEL_TIERS: value })).toThrow(message);
+  });
+
+  // config.ts may not import domain/ (same floor), so it keeps its own copy of the pattern.
+  it('accepts exactly the provider/model specs a workflow definition accepts', () => {
+    const specs = ['sim/sonnet', 'openai/qwen2.5:7b', 'openai/org/model', 'Sim/x', 'sim/', '/x', 'sim/a b', 'a_b/c'];
+    for (const spec of [...specs, `sim/${'x'.repeat(196)}`, `sim/${'x'.repeat(197)}`]) {
+      const tiers = () => loadConfig({ MODEL_TIERS: JSON.stringify({ haiku: spec }) });
+      const accepted = ModelSpecSchema.safeParse(spec).success;
+      if (accepted) expect(tiers, spec).not.toThrow();
+      else expect(tiers, spec).toThrow(/MODEL_TIERS\.haiku/);
+    }
+  });
+});
+
+describe('MODEL_PRICES', () => {
+  it('takes USD per million tokens keyed by provider/model', () => {
+    const config = loadConfig({
+      MODEL_PRICES: '{"openai/qwen2.5":{"input":0,"output":0},"sim/x":{"input":1.5,"output":3,"cacheRead":0.1}}',
+    });
+    expect(config.MODEL_PRICES).toEqual({
+      'openai/qwen2.5': { input: 0, output: 0 },
+      'sim/x': { input: 1.5, output: 3, cacheRead: 0.1 },
+    });
+  });
+
+  it.each([
+    ['a key that is no provider/model', '{"qwen":{"input":0,"output":0}}', /MODEL_PRICES\.qwen: /],
+    ['a negative price', '{"openai/qwen":{"input":-1,"output":0}}', /MODEL_PRICES\.openai\/qwen\.input: /],
+    ['an infinite price', '{"openai/qwen":{"input":1e999,"output":0}}', /MODEL_PRICES\.openai\/qwen\.input: /],
+    ['a missing price', '{"openai/qwen":{"input":1}}', /MODEL_PRICES\.openai\/qwen\.output: /],
+    ['an unknown field', '{"openai/qwen":{"input":1,"output":1,"per":"token"}}', /MODEL_PRICES\.openai\/qwen: .*"per"/],
+    ['a price as a string', '{"openai/qwen":{"input":"1","output":1}}', /MODEL_PRICES\.openai\/qwen\.input: /],
+    ['no JSON object', '42', /MODEL_PRICES: must be a JSON object/],
+  ])('refuses %s at boot, naming the variable and the key', (_, value, message) => {
+    expect(() => loadConfig({ MODEL_PRICES: value })).toThrow(message);
   });
 });
