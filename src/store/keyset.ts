@@ -1,9 +1,11 @@
 import { ValidationError } from '../domain/errors.js';
 
 /**
- * Keyset paging cursors: the sort key of the last row of a page, as opaque base64url JSON. A page
- * query continues strictly after it (`(created_at, id) < (?, ?)` for newest first), so paging stays
- * stable while rows are added and costs an index seek, not an OFFSET scan.
+ * Keyset paging cursors, the one helper of every paged list: the sort key of the last row of a
+ * page, as opaque base64url JSON (`[created_at, workflow_id]` for metrics, `[id]` for workflows and
+ * traces, whose time-ordered ids sort them alone). A page query continues strictly after it
+ * (`(created_at, id) < (?, ?)` or `id < ?` for newest first), so paging stays stable while rows
+ * are added and costs an index seek, not an OFFSET scan.
  */
 export type KeysetPart = 'number' | 'string';
 

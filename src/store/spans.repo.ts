@@ -13,7 +13,7 @@ import {
 import { isTerminal, type Status } from '../domain/status.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
-import { decodeCursor, encodeCursor } from './workflow-rows.js';
+import { decodeKeyset, encodeKeyset } from './keyset.js';
 
 /**
  * The spans table (migrations/0005): inserts and ends that run inside the workflow store's
@@ -264,7 +264,7 @@ export function createSqliteTraceStore(db: Db, committer: GroupCommitter): Trace
       });
       if (cursor !== null) {
         mask |= CURSOR_BIT;
-        params.push(decodeCursor(cursor));
+        params.push(...decodeKeyset(cursor, ['string']));
       }
       // One extra row tells whether another page exists without a count query.
       params.push(limit + 1);
@@ -272,7 +272,7 @@ export function createSqliteTraceStore(db: Db, committer: GroupCommitter): Trace
       const hasMore = rows.length > limit;
       const items = (hasMore ? rows.slice(0, limit) : rows).map(toSummary);
       const last = items.at(-1);
-      return { items, nextCursor: hasMore && last !== undefined ? encodeCursor(last.workflowId) : null };
+      return { items, nextCursor: hasMore && last !== undefined ? encodeKeyset([last.workflowId]) : null };
     },
   };
 }

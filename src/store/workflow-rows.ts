@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { NodeType } from '../domain/definition.js';
 import { WorkflowDefinitionSchema } from '../domain/definition.js';
-import { type ErrorInfo, ErrorInfoSchema, ValidationError } from '../domain/errors.js';
+import { type ErrorInfo, ErrorInfoSchema } from '../domain/errors.js';
 import { EventBodySchema, type EventType, type WorkflowEvent } from '../domain/events.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { Status } from '../domain/status.js';
@@ -137,21 +137,6 @@ export function toEvent(row: EventRow): WorkflowEvent {
     at: row.at,
     ...EventBodySchema.parse({ type: row.type, payload: JSON.parse(row.payload) }),
   };
-}
-
-const CURSOR_ID = /^[A-Za-z0-9_-]{1,100}$/;
-
-export function encodeCursor(lastId: string): string {
-  return Buffer.from(lastId, 'utf8').toString('base64url');
-}
-
-export function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  // The round trip rejects strings Buffer would decode leniently (stray characters, padding).
-  if (!CURSOR_ID.test(id) || encodeCursor(id) !== cursor) {
-    throw new ValidationError('Malformed cursor', [{ path: 'cursor', message: 'not a cursor returned by this API' }]);
-  }
-  return id;
 }
 
 /** Bind values for `INSERT INTO workflows (WORKFLOW_COLUMNS)`, in column order. */

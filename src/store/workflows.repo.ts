@@ -11,14 +11,13 @@ import type {
 import type { NodePatch, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
+import { decodeKeyset, encodeKeyset } from './keyset.js';
 import { createMetricsRows } from './metrics.repo.js';
 import { createReflectionsRepo } from './reflections.repo.js';
 import { createSpansRepo } from './spans.repo.js';
 import {
-  decodeCursor,
   EVENT_COLUMNS,
   type EventRow,
-  encodeCursor,
   type IdempotencyRow,
   NODE_COLUMNS,
   type NodeRow,
@@ -261,14 +260,14 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
         const value = filter[key];
         if (value !== undefined) params.push(value);
       }
-      if (cursor !== null) params.push(decodeCursor(cursor));
+      if (cursor !== null) params.push(...decodeKeyset(cursor, ['string']));
       // One extra row tells whether another page exists without a count query.
       params.push(limit + 1);
       const rows = listStatement(filter, cursor !== null).all(params) as WorkflowRow[];
       const hasMore = rows.length > limit;
       const items = (hasMore ? rows.slice(0, limit) : rows).map(toWorkflow);
       const last = items.at(-1);
-      return { items, nextCursor: hasMore && last !== undefined ? encodeCursor(last.id) : null };
+      return { items, nextCursor: hasMore && last !== undefined ? encodeKeyset([last.id]) : null };
     },
 
     async nodes(workflowId) {
