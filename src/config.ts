@@ -73,7 +73,6 @@ export const ConfigSchema = z
     HOST: z.string().min(1).optional(),
     DATABASE_PATH: z.string().min(1).default('./data/baton.db'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    LOG_MODEL_DATA: bool.default(false),
     API_KEYS: ApiKeysSchema.default([]),
     ANTHROPIC_API_KEY: z.string().min(1).optional(),
     ANTHROPIC_BASE_URL: z.url().optional(),
