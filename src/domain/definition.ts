@@ -79,26 +79,6 @@ export const PromptNodeSchema = z.strictObject({
 });
 export type PromptNode = z.infer<typeof PromptNodeSchema>;
 
-export interface SequenceNode {
-  type: 'sequence';
-  name: string;
-  steps: WorkflowNode[];
-  optional?: boolean | undefined;
-}
-export interface ParallelNode {
-  type: 'parallel';
-  name: string;
-  steps: WorkflowNode[];
-  optional?: boolean | undefined;
-}
-export interface ChildWorkflowNode {
-  type: 'workflow';
-  name: string;
-  definition: ChildDefinition;
-  optional?: boolean | undefined;
-}
-export type WorkflowNode = PromptNode | SequenceNode | ParallelNode | ChildWorkflowNode;
-
 /** The nodes directly under a node in the same workflow (a child workflow's tree is its own scope). */
 export function childrenOf(node: WorkflowNode): readonly WorkflowNode[] {
   return node.type === 'sequence' || node.type === 'parallel' ? node.steps : [];
@@ -174,53 +154,59 @@ export function agentNamed(
   return agents !== undefined && Object.hasOwn(agents, name) ? agents[name] : undefined;
 }
 
-export interface ChildDefinition {
-  name: string;
-  input?: unknown;
-  agents?: Record<string, AgentConfig> | undefined;
-  root: WorkflowNode;
-  options?: z.infer<typeof OptionsSchema> | undefined;
-}
-
+/**
+ * Container nodes nest nodes, so their schemas are recursive. zod 4 reads a getter in an object
+ * shape on first use (and then keeps it), so a shape may name NodeSchema before it is defined and
+ * the types are still inferred. Nesting depth is bounded before zod runs (api/body-guard.ts).
+ */
 const steps = () => z.array(NodeSchema).min(1).max(200);
 
-export const SequenceNodeSchema: z.ZodType<SequenceNode> = z.strictObject({
+export const SequenceNodeSchema = z.strictObject({
   type: z.literal('sequence'),
   name: NameSchema,
-  steps: z.lazy(steps),
+  get steps() {
+    return steps();
+  },
   optional: z.boolean().optional(),
 });
+export type SequenceNode = z.infer<typeof SequenceNodeSchema>;
 
-export const ParallelNodeSchema: z.ZodType<ParallelNode> = z.strictObject({
+export const ParallelNodeSchema = z.strictObject({
   type: z.literal('parallel'),
   name: NameSchema,
-  steps: z.lazy(steps),
+  get steps() {
+    return steps();
+  },
   optional: z.boolean().optional(),
 });
+export type ParallelNode = z.infer<typeof ParallelNodeSchema>;
 
-export const ChildDefinitionSchema: z.ZodType<ChildDefinition> = z.strictObject({
+export const ChildDefinitionSchema = z.strictObject({
   name: NameSchema,
   input: z.unknown().optional().describe('Templates here are rendered against the parent run.'),
   agents: AgentsSchema.optional().describe('Merged over the parent workflow agents.'),
-  root: z.lazy(() => NodeSchema),
+  get root() {
+    return NodeSchema;
+  },
   options: OptionsSchema.optional(),
 });
+export type ChildDefinition = z.infer<typeof ChildDefinitionSchema>;
 
-export const ChildWorkflowNodeSchema: z.ZodType<ChildWorkflowNode> = z.strictObject({
+export const ChildWorkflowNodeSchema = z.strictObject({
   type: z.literal('workflow'),
   name: NameSchema,
   definition: ChildDefinitionSchema,
   optional: z.boolean().optional(),
 });
+export type ChildWorkflowNode = z.infer<typeof ChildWorkflowNodeSchema>;
 
-export const NodeSchema: z.ZodType<WorkflowNode> = z.lazy(() =>
-  z.discriminatedUnion('type', [
-    PromptNodeSchema,
-    SequenceNodeSchema as never,
-    ParallelNodeSchema as never,
-    ChildWorkflowNodeSchema as never,
-  ]),
-);
+export const NodeSchema = z.discriminatedUnion('type', [
+  PromptNodeSchema,
+  SequenceNodeSchema,
+  ParallelNodeSchema,
+  ChildWorkflowNodeSchema,
+]);
+export type WorkflowNode = z.infer<typeof NodeSchema>;
 
 export const COMPLEXITIES = ['trivial', 'simple', 'moderate', 'complex', 'critical'] as const;
 export type Complexity = (typeof COMPLEXITIES)[number];
