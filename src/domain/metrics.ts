@@ -92,7 +92,6 @@ export const EfficiencyMetricsSchema = z.object({
   by_model: z.record(z.string(), ModelUsageSchema).describe('Keyed by `provider/model`.'),
   cache_hits: Count,
 });
-export type EfficiencyMetrics = z.infer<typeof EfficiencyMetricsSchema>;
 
 export const QualityPillarsSchema = z.object({
   tool_selection_correct: z.boolean().nullable(),
@@ -100,7 +99,6 @@ export const QualityPillarsSchema = z.object({
   memory_retrieval_relevant: z.boolean().nullable(),
   goal_adherence: Rate.nullable(),
 });
-export type QualityPillars = z.infer<typeof QualityPillarsSchema>;
 
 /** The figures of every descendant workflow together (children, their children…), not the workflow's own. */
 export const SubtreeUsageSchema = z.object({

@@ -5,7 +5,7 @@ import { type FakeServer, type ReplySource, startFakeServer } from './fake-anthr
  * Same replies, queue and recording as fake-anthropic.
  */
 
-export type { FakeReply, FakeServer, RecordedRequest, ReplySource } from './fake-anthropic.js';
+export type { FakeServer, ReplySource } from './fake-anthropic.js';
 
 let completionCounter = 0;
 
