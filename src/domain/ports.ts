@@ -36,8 +36,6 @@ export interface LlmProvider {
   replayed?(request: LlmRequest): void;
 }
 
-export type ModelTier = 'haiku' | 'sonnet' | 'opus' | 'other';
-
 /** A model spec (`sim/sonnet`, `anthropic/claude-…`, or a tier) resolved to a provider. */
 export interface ResolvedModel {
   /** `provider/model`, as recorded in events and metrics. */
@@ -45,7 +43,6 @@ export interface ResolvedModel {
   provider: string;
   /** The provider's own id, sent in the request. */
   providerModel: string;
-  tier: ModelTier;
   simulated: boolean;
   client: LlmProvider;
 }
@@ -142,8 +139,6 @@ export interface WorkflowStore {
   requestCancel(id: string): Promise<string[]>;
   /** Root workflows (no parent) that are not terminal: the work to resume at start. */
   resumable(): Promise<Array<{ id: string; tenantId: string }>>;
-  /** Every child workflow of a parent, oldest first. */
-  children(parentWorkflowId: string): Promise<WorkflowRecord[]>;
   /** Deletes idempotency keys created before `before` (epoch ms); returns how many. */
   pruneIdempotencyKeys(before: number): Promise<number>;
   /** Unscoped (callers check the tenant through `get`): a workflow's reflection history, oldest first. */
@@ -212,14 +207,11 @@ export interface MetricsStore {
     at: number,
     recompute: (actions: FeedbackAction[], current: RewardRecord) => RewardRecord,
   ): Promise<RewardRecord | undefined>;
-  /** Every action recorded for the workflow, oldest first. */
-  feedbackActions(tenantId: string, workflowId: string): Promise<FeedbackAction[]>;
 }
 
 export interface ApiKeyStore {
   /** Replaces the configured keys (hashes only) at boot. */
   sync(keys: Array<{ tenantId: string; keyHash: string }>): Promise<void>;
-  all(): Promise<Array<{ tenantId: string; keyHash: string }>>;
 }
 
 export type EventListener = (event: WorkflowEvent) => void;

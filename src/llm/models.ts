@@ -1,12 +1,14 @@
 import type { ModelPrice, ModelTiers } from '../config.js';
 import { AppError } from '../domain/errors.js';
 import type { TokenUsage } from '../domain/llm.js';
-import type { LlmProvider, ModelCatalog, ModelTier, ResolvedModel } from '../domain/ports.js';
+import type { LlmProvider, ModelCatalog, ResolvedModel } from '../domain/ports.js';
 
 /** Model specs, tiers and prices (DESIGN §7). */
 
 const TIERS = ['haiku', 'sonnet', 'opus'] as const;
 type NamedTier = (typeof TIERS)[number];
+/** The price class of a model, from its name. */
+type ModelTier = NamedTier | 'other';
 
 /** Providers baton knows how to talk to; whether each is configured is decided by `providers`. */
 const KNOWN_PROVIDERS = ['sim', 'anthropic', 'openai'];
@@ -83,7 +85,7 @@ export function createModelCatalog(options: ModelCatalogOptions): ModelCatalog {
         provider === 'anthropic' ? 'ANTHROPIC_API_KEY' : provider === 'openai' ? 'OPENAI_BASE_URL' : 'its settings';
       throw new AppError('PROVIDER_NOT_CONFIGURED', `Provider "${provider}" is not configured: set ${hint}`);
     }
-    return { id, provider, providerModel, tier: tierOf(providerModel), simulated: provider === 'sim', client };
+    return { id, provider, providerModel, simulated: provider === 'sim', client };
   }
 
   function priceOf(modelId: string): ModelPrice {

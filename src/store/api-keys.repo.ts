@@ -3,11 +3,6 @@ import type { ApiKeyStore } from '../domain/ports.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 
-interface ApiKeyRow {
-  tenantId: string;
-  keyHash: string;
-}
-
 export function createSqliteApiKeyStore(db: Db, committer: GroupCommitter): ApiKeyStore {
   // Keys that survive a reconfiguration keep their created_at; the rest of the set is replaced.
   const upsert = db.prepare<[string, string, number]>(
@@ -16,9 +11,6 @@ export function createSqliteApiKeyStore(db: Db, committer: GroupCommitter): ApiK
   );
   const deleteOthers = db.prepare<[string]>(
     'DELETE FROM api_keys WHERE key_hash NOT IN (SELECT value FROM json_each(?))',
-  );
-  const selectAll = db.prepare<[], ApiKeyRow>(
-    'SELECT tenant_id AS tenantId, key_hash AS keyHash FROM api_keys ORDER BY tenant_id, key_hash',
   );
 
   return {
@@ -39,10 +31,6 @@ export function createSqliteApiKeyStore(db: Db, committer: GroupCommitter): ApiK
         deleteOthers.run(JSON.stringify([...tenantByHash.keys()]));
         for (const [keyHash, tenantId] of tenantByHash) upsert.run(keyHash, tenantId, now);
       });
-    },
-
-    async all() {
-      return selectAll.all();
     },
   };
 }

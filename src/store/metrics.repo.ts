@@ -276,9 +276,5 @@ export function createSqliteMetricsStore(db: Db, committer: GroupCommitter): Met
         return next;
       });
     },
-
-    async feedbackActions(tenantId, workflowId) {
-      return actionsOf(tenantId, workflowId);
-    },
   };
 }

@@ -157,9 +157,6 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
     `SELECT id, tenant_id AS tenantId FROM workflows WHERE status IN ('idle', 'running') AND parent_workflow_id IS NULL ORDER BY id`,
   );
   const deleteIdempotencyKeys = db.prepare<[number]>('DELETE FROM idempotency_keys WHERE created_at < ?');
-  const selectChildren = db.prepare<[string], WorkflowRow>(
-    `SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE parent_workflow_id = ? ORDER BY id`,
-  );
   const listStatements = new Map<number, ReturnType<Db['prepare']>>();
 
   const patchWorkflow = createPatcher(db, 'workflows', WORKFLOW_PATCH_FIELDS);
@@ -294,10 +291,6 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
 
     async resumable() {
       return selectResumable.all();
-    },
-
-    async children(parentWorkflowId) {
-      return selectChildren.all(parentWorkflowId).map(toWorkflow);
     },
 
     async reflections(workflowId) {

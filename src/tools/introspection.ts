@@ -16,7 +16,6 @@ export const inspectCurrentNode = defineTool({
     input_schema: { type: 'object', properties: {}, required: [] },
   },
   input: z.object({}),
-  readOnly: true,
   run(_input, context) {
     const { node } = context;
     const parent = node.parentId ? context.nodes.get(node.parentId) : undefined;

@@ -11,7 +11,6 @@ export interface ToolResult {
 
 export interface ToolRegistry {
   names(): string[];
-  has(name: string): boolean;
   /** Full definitions for the given names, sorted by name (stable requests, stable cache keys). */
   definitions(names: readonly string[]): ToolDefinition[];
   /** Runs a tool; invalid input, unknown tools and thrown errors come back as error results. */
@@ -26,7 +25,6 @@ export function createToolRegistry(tools: readonly Tool[] = [inspectCurrentNode]
   const byName = new Map(tools.map((tool) => [tool.definition.name, tool]));
   return {
     names: () => [...byName.keys()].sort(),
-    has: (name) => byName.has(name),
     definitions(names) {
       return [...new Set(names)]
         .sort()

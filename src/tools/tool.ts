@@ -16,7 +16,6 @@ export interface Tool<Input = unknown> {
   definition: ToolDefinition;
   /** Validates the model's input; a failure becomes a tool-result error, never an exception. */
   input: z.ZodType<Input>;
-  readOnly: boolean;
   run(input: Input, context: ToolContext): Promise<unknown> | unknown;
 }
 

@@ -31,7 +31,6 @@ describe('model catalog: resolve', () => {
       id: 'sim/sonnet',
       provider: 'sim',
       providerModel: 'sonnet',
-      tier: 'sonnet',
       simulated: true,
     });
     expect(models.resolve('haiku').id).toBe('sim/haiku');
@@ -43,7 +42,6 @@ describe('model catalog: resolve', () => {
     const models = catalog({ providers: { sim, anthropic }, hasAnthropicKey: true });
     expect(models.resolve('haiku')).toMatchObject({
       id: 'anthropic/claude-haiku-5-5',
-      tier: 'haiku',
       simulated: false,
     });
     expect(models.resolve('sonnet').id).toBe('anthropic/claude-sonnet-5-5');
@@ -57,21 +55,18 @@ describe('model catalog: resolve', () => {
       id: 'openai/qwen2.5:7b',
       provider: 'openai',
       providerModel: 'qwen2.5:7b',
-      tier: 'other',
       client: openai,
     });
     expect(models.resolve('opus').id).toBe('sim/opus');
   });
 
-  it('splits provider/model on the first slash and infers the tier from the name', () => {
+  it('splits provider/model on the first slash', () => {
     const models = catalog({ providers: { sim, openai } });
     expect(models.resolve('openai/org/model-haiku')).toMatchObject({
       provider: 'openai',
       providerModel: 'org/model-haiku',
-      tier: 'haiku',
     });
-    expect(models.resolve('sim/claude-opus-x').tier).toBe('opus');
-    expect(models.resolve('sim/anything')).toMatchObject({ tier: 'other', simulated: true });
+    expect(models.resolve('sim/anything')).toMatchObject({ providerModel: 'anything', simulated: true });
   });
 
   it('unknown providers and malformed specs → UNKNOWN_MODEL (400)', () => {
@@ -122,6 +117,9 @@ describe('model catalog: costUsd', () => {
     expect(models.costUsd('anthropic/claude-sonnet-4-5', million)).toBe(18);
     expect(models.costUsd('sim/opus', million)).toBe(90);
     expect(models.costUsd('sim/other', million)).toBe(0);
+    // The tier is read from the model's name, after the provider.
+    expect(models.costUsd('openai/org/model-haiku', million)).toBe(6);
+    expect(models.costUsd('sim/claude-opus-x', million)).toBe(90);
     expect(models.costUsd('sim/sonnet', { inputTokens: 1000, outputTokens: 500 })).toBeCloseTo(0.0105, 10);
   });
 

@@ -129,14 +129,4 @@ describe('resumable and children', () => {
       { id: running.id, tenantId: running.tenantId },
     ]);
   });
-
-  it('lists the children of a workflow oldest first', async () => {
-    const parent = await create();
-    const first = await create({ parent });
-    const second = await create({ parent });
-    await create({ parent: first });
-
-    expect(await fx.store.children(parent.id)).toEqual([first, second]);
-    expect(await fx.store.children(second.id)).toEqual([]);
-  });
 });
