@@ -121,7 +121,8 @@ async function runWorkflow(store: WorkflowStore, w: WorkflowRecord, rootSpanId: 
           ? { op: 'insert', span: generation(w, rootSpanId, now) }
           : {
               op: 'end',
-              traceId: w.traceId,
+              workflowId: w.id,
+              tenantId: w.tenantId,
               spanId: openAgent,
               endedAt: now,
               status: 'ok',

@@ -71,8 +71,9 @@ export type SpanWrite =
   | { op: 'insert'; span: SpanRecord }
   | {
       op: 'end';
-      /** With the span id, the span's key in the store. */
-      traceId: string;
+      /** The span's workflow and its tenant: where the store files the end. */
+      workflowId: string;
+      tenantId: string;
       spanId: string;
       endedAt: number;
       status: SpanStatus;

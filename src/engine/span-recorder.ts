@@ -56,7 +56,8 @@ export class SpanRecorder {
       if (fields) pending.fields = { ...pending.fields, ...fields } as SpanRecord['fields'];
       return;
     }
-    const write: SpanWrite = { op: 'end', traceId: this.context.traceId, spanId, endedAt, status };
+    const { workflowId, tenantId } = this.context;
+    const write: SpanWrite = { op: 'end', workflowId, tenantId, spanId, endedAt, status };
     if (error) write.error = error;
     if (fields) write.fields = fields;
     this.pendingEnds.push(write);

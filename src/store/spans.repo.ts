@@ -1,44 +1,24 @@
-import { ErrorInfoSchema, ValidationError } from '../domain/errors.js';
-import type { ChangeSet, Page, TraceStore } from '../domain/ports.js';
-import {
-  type GenerationUsage,
-  SPAN_FIELD_SCHEMAS,
-  type SpanRecord,
-  SpanStatusSchema,
-  SpanTypeSchema,
-  type SpanWrite,
-  type TraceFilter,
-  type TraceSummary,
+import { ValidationError } from '../domain/errors.js';
+import type { Page, TraceStore } from '../domain/ports.js';
+import type {
+  GenerationUsage,
+  SpanFieldsByType,
+  SpanRecord,
+  SpanWrite,
+  TraceFilter,
+  TraceSummary,
 } from '../domain/spans.js';
 import { isTerminal, type Status } from '../domain/status.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
+import { createJournalRepo } from './journal.repo.js';
 import { decodeKeyset, encodeKeyset } from './keyset.js';
 
 /**
- * The spans table (migrations/0005): inserts and ends that run inside the workflow store's
- * `applyChanges` transaction — so spans commit with their node or not at all — and the trace
- * reads. The write side is the executor's hot path: prepared statements only, no reads, one
- * JSON.stringify per value.
+ * Trace reads (DESIGN §9). Spans are written by the workflow store's commits, into the journal
+ * (journal.repo.ts), so they commit with their node or not at all; here they are read back as the
+ * journal leaves them, and the open ones of a crashed run are closed by appending their ends.
  */
-
-const SPAN_COLUMNS =
-  'span_id, trace_id, workflow_id, tenant_id, node_id, parent_id, type, started_at, ended_at, status, error, fields';
-
-interface SpanRow {
-  span_id: string;
-  trace_id: string;
-  workflow_id: string;
-  tenant_id: string;
-  node_id: string | null;
-  parent_id: string | null;
-  type: string;
-  started_at: number;
-  ended_at: number | null;
-  status: string | null;
-  error: string | null;
-  fields: string;
-}
 
 /** The root workflow of a trace, with its span count. */
 interface TraceRow {
@@ -52,106 +32,13 @@ interface TraceRow {
   span_count: number;
 }
 
-const TRACE_COLUMNS =
-  'w.id, w.trace_id, w.name, w.correlation_id, w.status, w.created_at, w.ended_at, ' +
-  '(SELECT count(*) FROM spans s WHERE s.trace_id = w.trace_id) AS span_count';
+/** The inserts among the span writes of the trace's journal rows: the root's, then its descendants'. */
+const SPAN_COUNT = `(SELECT count(*) FROM journal j, json_each(j.spans) s
+  WHERE j.workflow_id IN (SELECT w.id UNION ALL
+                          SELECT c.id FROM workflows c WHERE c.root_workflow_id = w.id AND c.parent_workflow_id IS NOT NULL)
+    AND j.spans IS NOT NULL AND s.value ->> '$.spanId' IS NOT NULL)`;
 
-/** Spans written before the `simulated` flag existed name their model only. */
-const SIMULATED = "(json_extract(fields, '$.simulated') IS 1 OR json_extract(fields, '$.model') LIKE 'sim/%')";
-
-/** Keys of a fields patch become JSON paths (`$.key`): only plain identifiers are accepted. */
-const FIELD_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-export interface SpansRepo {
-  /** Writes `changes.spans` in order. An end of a span that is already closed (or absent) changes nothing. */
-  apply(changes: Pick<ChangeSet, 'spans'>): void;
-}
-
-export function createSpansRepo(db: Db): SpansRepo {
-  const insert = db.prepare(`INSERT INTO spans (${SPAN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  // One statement per number of patched keys; the keys themselves are bound as JSON paths.
-  const endStatements = new Map<number, ReturnType<Db['prepare']>>();
-
-  function endStatement(keys: number): ReturnType<Db['prepare']> {
-    let statement = endStatements.get(keys);
-    if (statement === undefined) {
-      // json_set, not json_patch: a patch replaces top-level keys as they are, so a null value is
-      // stored as null (json_patch would delete the key) and an object value is not merged deeply.
-      const fields = keys === 0 ? 'fields' : `json_set(fields${', ?, json(?)'.repeat(keys)})`;
-      statement = db.prepare(
-        `UPDATE spans SET ended_at = ?, status = ?, error = ?, fields = ${fields} WHERE trace_id = ? AND span_id = ? AND ended_at IS NULL`,
-      );
-      endStatements.set(keys, statement);
-    }
-    return statement;
-  }
-
-  function end(write: Extract<SpanWrite, { op: 'end' }>): void {
-    const params: unknown[] = [
-      write.endedAt,
-      write.status,
-      write.error == null ? null : JSON.stringify({ code: write.error.code, message: write.error.message }),
-    ];
-    let keys = 0;
-    if (write.fields !== undefined) {
-      for (const [key, value] of Object.entries(write.fields)) {
-        if (value === undefined) continue;
-        // An engine bug, like a patch of a missing node: fail the change set.
-        if (!FIELD_KEY.test(key)) throw new Error(`span ${write.spanId}: invalid field name ${JSON.stringify(key)}`);
-        params.push(`$.${key}`, JSON.stringify(value));
-        keys++;
-      }
-    }
-    params.push(write.traceId, write.spanId);
-    endStatement(keys).run(params);
-  }
-
-  return {
-    apply({ spans }) {
-      if (!spans) return;
-      for (const write of spans) {
-        if (write.op === 'end') {
-          end(write);
-          continue;
-        }
-        const s = write.span;
-        insert.run(
-          s.spanId,
-          s.traceId,
-          s.workflowId,
-          s.tenantId,
-          s.nodeId,
-          s.parentId,
-          s.type,
-          s.startedAt,
-          s.endedAt,
-          s.status,
-          s.error === null ? null : JSON.stringify({ code: s.error.code, message: s.error.message }),
-          JSON.stringify(s.fields),
-        );
-      }
-    },
-  };
-}
-
-/** JSON columns go back through zod: a hand-edited or corrupt row fails loudly, not downstream. */
-function toSpan(row: SpanRow): SpanRecord {
-  const type = SpanTypeSchema.parse(row.type);
-  return {
-    spanId: row.span_id,
-    traceId: row.trace_id,
-    workflowId: row.workflow_id,
-    tenantId: row.tenant_id,
-    nodeId: row.node_id,
-    parentId: row.parent_id,
-    type,
-    startedAt: row.started_at,
-    endedAt: row.ended_at,
-    status: row.status === null ? null : SpanStatusSchema.parse(row.status),
-    error: row.error === null ? null : ErrorInfoSchema.parse(JSON.parse(row.error)),
-    fields: SPAN_FIELD_SCHEMAS[type].parse(JSON.parse(row.fields)),
-  };
-}
+const TRACE_COLUMNS = `w.id, w.trace_id, w.name, w.correlation_id, w.status, w.created_at, w.ended_at, ${SPAN_COUNT} AS span_count`;
 
 function toSummary(row: TraceRow): TraceSummary {
   const completed = isTerminal(row.status);
@@ -193,26 +80,27 @@ function filterValues(filter: TraceFilter): Partial<Record<FilterKey, string | n
 }
 
 export function createSqliteTraceStore(db: Db, committer: GroupCommitter): TraceStore {
-  const interrupt = db.prepare<[number, string]>(
-    `UPDATE spans SET ended_at = max(?, started_at), status = 'interrupted' WHERE workflow_id = ? AND status IS NULL`,
-  );
+  const journal = createJournalRepo(db);
   const selectRoot = db.prepare<[string, string], TraceRow>(
     `SELECT ${TRACE_COLUMNS} FROM workflows w
      WHERE w.trace_id = ? AND w.tenant_id = ? AND w.parent_workflow_id IS NULL`,
   );
-  const selectSpans = db.prepare<[string, string], SpanRow>(
-    `SELECT ${SPAN_COLUMNS} FROM spans WHERE trace_id = ? AND tenant_id = ? ORDER BY span_id`,
+  // The root, then its descendants (they name it as their root, and share its trace id).
+  const selectTree = db.prepare<[string, string], { id: string; traceId: string }>(
+    `SELECT id, trace_id AS traceId FROM workflows WHERE id = ?
+     UNION ALL
+     SELECT id, trace_id AS traceId FROM workflows WHERE root_workflow_id = ? AND parent_workflow_id IS NOT NULL`,
   );
-  // A sim/* call's cost is what it would have cost: summed apart from money (DESIGN §7).
-  const selectUsage = db.prepare<[string, string], GenerationUsage>(
-    `SELECT workflow_id AS workflowId,
-       sum(json_extract(fields, '$.cache_hit') = 0) AS calls,
-       coalesce(sum(json_extract(fields, '$.tokens_in')), 0) AS tokensIn,
-       coalesce(sum(json_extract(fields, '$.tokens_out')), 0) AS tokensOut,
-       coalesce(sum(CASE WHEN ${SIMULATED} THEN 0 ELSE json_extract(fields, '$.cost_usd') END), 0) AS costUsd,
-       coalesce(sum(CASE WHEN ${SIMULATED} THEN json_extract(fields, '$.cost_usd') ELSE 0 END), 0) AS simulatedCostUsd
-     FROM spans WHERE trace_id = ? AND tenant_id = ? AND type = 'generation_span' GROUP BY workflow_id`,
+  const selectWorkflow = db.prepare<[string], { id: string; traceId: string; tenantId: string }>(
+    'SELECT id, trace_id AS traceId, tenant_id AS tenantId FROM workflows WHERE id = ?',
   );
+  const appendEnds = (ends: SpanWrite[]) => journal.apply({ spans: ends });
+
+  function traceSpans(tenantId: string, traceId: string): { root: TraceRow; spans: SpanRecord[] } | undefined {
+    const root = selectRoot.get(traceId, tenantId);
+    if (root === undefined) return undefined;
+    return { root, spans: journal.spans(selectTree.all(root.id, root.id)) };
+  }
   const listStatements = new Map<number, ReturnType<Db['prepare']>>();
 
   function listStatement(mask: number): ReturnType<Db['prepare']> {
@@ -233,20 +121,36 @@ export function createSqliteTraceStore(db: Db, committer: GroupCommitter): Trace
 
   return {
     async interruptOpenSpans(workflowId, at) {
-      return committer.run(() => interrupt.run(at, workflowId).changes);
+      // Read and append in one transaction: no end of this process can land in between.
+      return committer.run(() => {
+        const workflow = selectWorkflow.get(workflowId);
+        if (workflow === undefined) return 0;
+        const ends: SpanWrite[] = journal
+          .spans([workflow])
+          .filter((span) => span.status === null)
+          .map((span) => ({
+            op: 'end',
+            workflowId,
+            tenantId: workflow.tenantId,
+            spanId: span.spanId,
+            endedAt: Math.max(at, span.startedAt),
+            status: 'interrupted',
+          }));
+        appendEnds(ends);
+        return ends.length;
+      });
     },
 
     async trace(tenantId, traceId) {
-      // Both reads in one synchronous turn: no commit of this process can land between them.
-      const root = selectRoot.get(traceId, tenantId);
-      if (root === undefined) return undefined;
-      const rows = selectSpans.all(traceId, tenantId);
-      const { spanCount: _, ...summary } = toSummary(root);
-      return { ...summary, spans: rows.map(toSpan) };
+      const read = traceSpans(tenantId, traceId);
+      if (read === undefined) return undefined;
+      const { spanCount: _, ...summary } = toSummary(read.root);
+      return { ...summary, spans: read.spans };
     },
 
     async generationUsage(tenantId, traceId) {
-      return selectUsage.all(traceId, tenantId);
+      const read = traceSpans(tenantId, traceId);
+      return read === undefined ? [] : generationUsage(read.spans);
     },
 
     async traces(tenantId, filter, cursor, limit): Promise<Page<TraceSummary>> {
@@ -275,4 +179,25 @@ export function createSqliteTraceStore(db: Db, committer: GroupCommitter): Trace
       return { items, nextCursor: hasMore && last !== undefined ? encodeKeyset([last.workflowId]) : null };
     },
   };
+}
+
+/** A sim/* call's cost is what it would have cost: summed apart from money (DESIGN §7). */
+function generationUsage(spans: readonly SpanRecord[]): GenerationUsage[] {
+  const byWorkflow = new Map<string, GenerationUsage>();
+  for (const span of spans) {
+    if (span.type !== 'generation_span') continue;
+    const f = span.fields as SpanFieldsByType['generation_span'];
+    let usage = byWorkflow.get(span.workflowId);
+    if (usage === undefined) {
+      usage = { workflowId: span.workflowId, calls: 0, tokensIn: 0, tokensOut: 0, costUsd: 0, simulatedCostUsd: 0 };
+      byWorkflow.set(span.workflowId, usage);
+    }
+    if (!f.cache_hit) usage.calls++;
+    usage.tokensIn += f.tokens_in;
+    usage.tokensOut += f.tokens_out;
+    // Spans written before the `simulated` flag existed name their model only.
+    if (f.simulated === true || f.model.startsWith('sim/')) usage.simulatedCostUsd += f.cost_usd;
+    else usage.costUsd += f.cost_usd;
+  }
+  return [...byWorkflow.values()].sort((a, b) => (a.workflowId < b.workflowId ? -1 : 1));
 }

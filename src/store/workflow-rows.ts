@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { NodeType } from '../domain/definition.js';
 import { WorkflowDefinitionSchema } from '../domain/definition.js';
 import { type ErrorInfo, ErrorInfoSchema } from '../domain/errors.js';
-import { EventBodySchema, type EventType, type WorkflowEvent } from '../domain/events.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { Status } from '../domain/status.js';
 
@@ -14,7 +13,6 @@ export const WORKFLOW_COLUMNS =
 export const NODE_COLUMNS =
   'id, workflow_id, parent_id, name, type, position, depth, status, attempts, output, error, child_workflow_id, ' +
   'started_at, ended_at, cache_keys';
-export const EVENT_COLUMNS = 'workflow_id, seq, type, node_id, at, payload, tenant_id';
 
 export interface WorkflowRow {
   id: string;
@@ -52,16 +50,6 @@ export interface NodeRow {
   started_at: number | null;
   ended_at: number | null;
   cache_keys: string | null;
-}
-
-export interface EventRow {
-  workflow_id: string;
-  seq: number;
-  type: EventType;
-  node_id: string | null;
-  at: number;
-  payload: string;
-  tenant_id: string;
 }
 
 export interface IdempotencyRow {
@@ -124,18 +112,6 @@ export function toNode(row: NodeRow): NodeRecord {
     cacheKeys: row.cache_keys === null ? [] : CacheKeysSchema.parse(JSON.parse(row.cache_keys)),
     startedAt: row.started_at,
     endedAt: row.ended_at,
-  };
-}
-
-/** The payload goes back through its type's schema (domain/events.ts): readers get typed events. */
-export function toEvent(row: EventRow): WorkflowEvent {
-  return {
-    workflowId: row.workflow_id,
-    tenantId: row.tenant_id,
-    seq: row.seq,
-    nodeId: row.node_id,
-    at: row.at,
-    ...EventBodySchema.parse({ type: row.type, payload: JSON.parse(row.payload) }),
   };
 }
 

@@ -11,18 +11,15 @@ import type {
 import type { NodePatch, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
+import { createJournalRepo } from './journal.repo.js';
 import { decodeKeyset, encodeKeyset } from './keyset.js';
 import { createMetricsRows } from './metrics.repo.js';
 import { createReflectionsRepo } from './reflections.repo.js';
-import { createSpansRepo } from './spans.repo.js';
 import {
-  EVENT_COLUMNS,
-  type EventRow,
   type IdempotencyRow,
   NODE_COLUMNS,
   type NodeRow,
   nodeValues,
-  toEvent,
   toJson,
   toNode,
   toWorkflow,
@@ -109,13 +106,13 @@ const LIST_FILTERS = [
 const CURSOR_BIT = 1 << LIST_FILTERS.length;
 
 export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): WorkflowStore {
+  const journal = createJournalRepo(db);
   const insertWorkflow = db.prepare(
     `INSERT INTO workflows (${WORKFLOW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const insertNode = db.prepare(
     `INSERT INTO nodes (${NODE_COLUMNS}, tenant_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const insertEvent = db.prepare(`INSERT INTO events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
   const selectIdempotencyKey = db.prepare<[string, string], IdempotencyRow>(
     'SELECT body_hash, workflow_id, created_at FROM idempotency_keys WHERE tenant_id = ? AND key = ?',
   );
@@ -131,18 +128,6 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
   const selectNodes = db.prepare<[string], NodeRow>(
     `SELECT ${NODE_COLUMNS} FROM nodes WHERE workflow_id = ? ORDER BY id`,
   );
-  const selectEvents = db.prepare<[string, number, number], EventRow>(
-    `SELECT ${EVENT_COLUMNS} FROM events WHERE workflow_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
-  );
-  const selectLastSeq = db
-    .prepare<[string], number>('SELECT coalesce(max(seq), 0) FROM events WHERE workflow_id = ?')
-    .pluck();
-  const selectRequestsSent = db
-    .prepare<[string], number>(
-      `SELECT coalesce(sum(json_extract(payload, '$.requests')), 0) FROM events
-       WHERE workflow_id = ? AND type = 'agentPromptEnd'`,
-    )
-    .pluck();
   const flagCancelTree = db
     .prepare<[string], string>(
       `WITH RECURSIVE tree (id) AS (
@@ -163,7 +148,6 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
   const patchNode = createPatcher(db, 'nodes', NODE_PATCH_FIELDS);
   const reflectionRows = createReflectionsRepo(db);
   const metricsRows = createMetricsRows(db);
-  const spanRows = createSpansRepo(db);
 
   function insertNewWorkflow({ workflow, nodes }: NewWorkflow): void {
     insertWorkflow.run(workflowValues(workflow));
@@ -174,17 +158,12 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
     if (changes.newWorkflows) for (const created of changes.newWorkflows) insertNewWorkflow(created);
     if (changes.workflows) for (const patch of changes.workflows) patchWorkflow(patch);
     if (changes.nodes) for (const patch of changes.nodes) patchNode(patch);
-    if (changes.events) {
-      for (const e of changes.events) {
-        insertEvent.run(e.workflowId, e.seq, e.type, e.nodeId ?? null, e.at, JSON.stringify(e.payload), e.tenantId);
-      }
-    }
     // After the nodes: a new entry references its node row, which may be created in this same set.
     reflectionRows.apply(changes);
     // A workflow's efficiency record and reward commit with its final state (DESIGN §9).
     metricsRows.apply(changes);
-    // Last: a span references its workflow row, which may be created in this same set.
-    spanRows.apply(changes);
+    // Events and spans: one journal row per workflow (journal.repo.ts).
+    journal.apply(changes);
   }
 
   function createInTransaction(created: NewWorkflow, claim: IdempotencyClaim | undefined): CreateOutcome {
@@ -272,15 +251,15 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
     },
 
     async events(workflowId, after, limit) {
-      return selectEvents.all(workflowId, after, limit).map(toEvent);
+      return journal.events(workflowId, after, limit);
     },
 
     async lastSeq(workflowId) {
-      return selectLastSeq.get(workflowId) ?? 0;
+      return journal.lastSeq(workflowId);
     },
 
     async requestsSent(workflowId) {
-      return selectRequestsSent.get(workflowId) ?? 0;
+      return journal.requestsSent(workflowId);
     },
 
     async requestCancel(id) {

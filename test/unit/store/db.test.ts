@@ -29,8 +29,11 @@ describe('openDatabase', () => {
     const db = openDatabase(':memory:', { synchronous: 'NORMAL' });
     expect(db.pragma('user_version', { simple: true })).toBe(MIGRATION_COUNT);
     expect(tableNames(db)).toEqual(
-      expect.arrayContaining(['api_keys', 'events', 'idempotency_keys', 'nodes', 'workflows']),
+      expect.arrayContaining(['api_keys', 'idempotency_keys', 'journal', 'nodes', 'workflows']),
     );
+    // Events and spans live in the journal; the old table names are views of it.
+    const views = db.prepare("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name").pluck().all();
+    expect(views).toEqual(['events', 'spans']);
     db.close();
   });
 

@@ -72,7 +72,8 @@ describe('span writes (ChangeSet.spans)', () => {
       spans: [
         {
           op: 'end',
-          traceId: gen.traceId,
+          workflowId: gen.workflowId,
+          tenantId: gen.tenantId,
           spanId: gen.spanId,
           endedAt: T0 + 900,
           status: 'ok',
@@ -104,7 +105,8 @@ describe('span writes (ChangeSet.spans)', () => {
       spans: [
         {
           op: 'end',
-          traceId: custom.traceId,
+          workflowId: custom.workflowId,
+          tenantId: custom.tenantId,
           spanId: custom.spanId,
           endedAt: T0 + 1,
           status: 'ok',
@@ -127,7 +129,8 @@ describe('span writes (ChangeSet.spans)', () => {
       spans: [
         {
           op: 'end',
-          traceId: fn.traceId,
+          workflowId: fn.workflowId,
+          tenantId: fn.tenantId,
           spanId: fn.spanId,
           endedAt: T0 + 10,
           status: 'error',
@@ -140,13 +143,21 @@ describe('span writes (ChangeSet.spans)', () => {
       spans: [
         {
           op: 'end',
-          traceId: fn.traceId,
+          workflowId: fn.workflowId,
+          tenantId: fn.tenantId,
           spanId: fn.spanId,
           endedAt: T0 + 99,
           status: 'ok',
           fields: { success: true, result: 'late' },
         },
-        { op: 'end', traceId: fn.traceId, spanId: 'span_unknown', endedAt: T0, status: 'ok' },
+        {
+          op: 'end',
+          workflowId: fn.workflowId,
+          tenantId: fn.tenantId,
+          spanId: 'span_unknown',
+          endedAt: T0,
+          status: 'ok',
+        },
       ],
     });
     expect(await spansOf()).toEqual([
@@ -167,7 +178,8 @@ describe('span writes (ChangeSet.spans)', () => {
         { op: 'insert', span: handoff },
         {
           op: 'end',
-          traceId: handoff.traceId,
+          workflowId: handoff.workflowId,
+          tenantId: handoff.tenantId,
           spanId: handoff.spanId,
           endedAt: T0 + 2,
           status: 'ok',
@@ -188,33 +200,31 @@ describe('span writes (ChangeSet.spans)', () => {
       nodes: [{ id: 'nd_missing', status: 'completed' }],
       spans: [
         { op: 'insert', span: generation() },
-        { op: 'end', traceId: open.traceId, spanId: open.spanId, endedAt: T0 + 5, status: 'ok' },
+        {
+          op: 'end',
+          workflowId: open.workflowId,
+          tenantId: open.tenantId,
+          spanId: open.spanId,
+          endedAt: T0 + 5,
+          status: 'ok',
+        },
       ],
     });
     await expect(failing).rejects.toThrow(/nd_missing/);
     expect(await spansOf()).toEqual([open]);
   });
 
-  it('fails the change set on a corrupt write: bad field name, end without status pairing', async () => {
+  it('fails the change set on a corrupt write: an end time without a status, or the reverse', async () => {
     const open = orchestrator();
     await fx.store.commit({ spans: [{ op: 'insert', span: open }] });
     await expect(
       fx.store.commit({
         workflows: [{ id: root.workflow.id, status: 'running' }],
-        spans: [
-          {
-            op: 'end',
-            traceId: open.traceId,
-            spanId: open.spanId,
-            endedAt: T0,
-            status: 'ok',
-            fields: { 'a.b': 1 } as never,
-          },
-        ],
+        spans: [{ op: 'insert', span: generation({ endedAt: T0 + 1 }) }],
       }),
-    ).rejects.toThrow(/invalid field name/);
-    await expect(fx.store.commit({ spans: [{ op: 'insert', span: generation({ endedAt: T0 + 1 }) }] })).rejects.toThrow(
-      /CHECK constraint/,
+    ).rejects.toThrow(/endedAt .* with status null/);
+    await expect(fx.store.commit({ spans: [{ op: 'insert', span: generation({ status: 'ok' }) }] })).rejects.toThrow(
+      /endedAt null with status ok/,
     );
     expect((await fx.store.getById(root.workflow.id))?.status).toBe('idle');
     expect(await spansOf()).toEqual([open]);

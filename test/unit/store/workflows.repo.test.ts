@@ -153,8 +153,9 @@ describe('events', () => {
     await fx.store.create({ workflow, nodes: [] });
     expect(await fx.store.lastSeq(workflow.id)).toBe(0);
 
-    await fx.store.commit({ events: [event(workflow.id, 3), event(workflow.id, 1, { attempt: 7 })] });
-    await fx.store.commit({ events: [event(workflow.id, 2), event(workflow.id, 4), event(workflow.id, 5)] });
+    await fx.store.commit({ events: [event(workflow.id, 1, { attempt: 7 }), event(workflow.id, 2)] });
+    await fx.store.commit({ events: [event(workflow.id, 3)] });
+    await fx.store.commit({ events: [event(workflow.id, 4), event(workflow.id, 5)] });
 
     const all = await fx.store.events(workflow.id, 0, 100);
     expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
@@ -171,13 +172,36 @@ describe('events', () => {
     expect(fx.db.prepare('SELECT tenant_id FROM events').pluck().get()).toBe('acme');
   });
 
-  it('rejects a duplicate seq', async () => {
+  it('rejects a seq that is not after the stored ones, within a change set or across them', async () => {
+    const { workflow } = newWorkflow();
+    await fx.store.create({ workflow, nodes: [] });
+    await fx.store.commit({ events: [event(workflow.id, 1), event(workflow.id, 2)] });
+    await expect(fx.store.commit({ events: [event(workflow.id, 2)] })).rejects.toThrow(/not after the stored 2/);
+    await expect(fx.store.commit({ events: [event(workflow.id, 4), event(workflow.id, 3)] })).rejects.toThrow(
+      /seq 3 after 4/,
+    );
+    expect((await fx.store.events(workflow.id, 0, 10)).map((e) => e.seq)).toEqual([1, 2]);
+  });
+
+  it('keeps a spans-only row out of the event reads', async () => {
     const { workflow } = newWorkflow();
     await fx.store.create({ workflow, nodes: [] });
     await fx.store.commit({ events: [event(workflow.id, 1)] });
-    await expect(fx.store.commit({ events: [event(workflow.id, 1)] })).rejects.toMatchObject({
-      code: 'SQLITE_CONSTRAINT_PRIMARYKEY',
+    await fx.store.commit({
+      spans: [
+        {
+          op: 'end',
+          workflowId: workflow.id,
+          tenantId: workflow.tenantId,
+          spanId: 'span_unknown',
+          endedAt: 1,
+          status: 'ok',
+        },
+      ],
     });
+    expect(await fx.store.lastSeq(workflow.id)).toBe(1);
+    await fx.store.commit({ events: [event(workflow.id, 2)] });
+    expect((await fx.store.events(workflow.id, 0, 10)).map((e) => e.seq)).toEqual([1, 2]);
   });
 });
 

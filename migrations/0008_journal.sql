@@ -1,0 +1,94 @@
+-- The journal (DESIGN §12, src/store/journal.repo.ts): the durable record of events and spans.
+-- Each commit appends one row per workflow it touches, with that commit's events and span writes as
+-- JSON arrays. The rowid orders rows, so commits append to the right edge of one B-tree instead of
+-- dirtying pages of the events and spans B-trees of every workflow in flight (bench/write-pattern.ts).
+--
+--   events:     [{seq, nodeId, at, type, payload}, …]                 in seq order
+--   spans:      [{spanId, nodeId, parentId, type, startedAt, endedAt, status, error, fields}   an insert
+--                | {end, endedAt, status, error?, fields?}, …]       the end of a span inserted earlier
+--   last_event: the highest event seq in the row (NULL when it has none), so a reader skips rows.
+--
+-- No foreign key on workflow_id: only the engine writes here, in the transaction of its workflow's
+-- changes, and the check would cost on every commit.
+CREATE TABLE journal (
+  seq         INTEGER PRIMARY KEY,
+  workflow_id TEXT NOT NULL,
+  tenant_id   TEXT NOT NULL,
+  last_event  INTEGER,
+  events      TEXT,
+  spans       TEXT
+);
+CREATE INDEX journal_by_workflow ON journal (workflow_id, seq);
+
+-- A trace's child workflows by their root (trace reads, span counts); roots are found by id.
+CREATE INDEX workflows_by_root ON workflows (root_workflow_id, id) WHERE parent_workflow_id IS NOT NULL;
+
+-- What the old tables held moves over: one row per workflow for its events, one for its spans.
+INSERT INTO journal (workflow_id, tenant_id, last_event, events)
+SELECT workflow_id, tenant_id, max(seq),
+       json_group_array(json_object('seq', seq, 'nodeId', node_id, 'at', at, 'type', type, 'payload', json(payload)))
+FROM (SELECT * FROM events ORDER BY workflow_id, seq)
+GROUP BY workflow_id;
+
+INSERT INTO journal (workflow_id, tenant_id, spans)
+SELECT workflow_id, tenant_id,
+       json_group_array(json_object(
+         'spanId', span_id, 'nodeId', node_id, 'parentId', parent_id, 'type', type, 'startedAt', started_at,
+         'endedAt', ended_at, 'status', status, 'error', json(error), 'fields', json(fields)))
+FROM (SELECT * FROM spans ORDER BY workflow_id, span_id)
+GROUP BY workflow_id;
+
+DROP INDEX spans_open_by_workflow;
+DROP TABLE spans;
+DROP TABLE events;
+
+-- The old tables' shapes, as read-only views of the journal for SQL users (the service reads the
+-- journal directly). They scan it: fine for a look at a database, not for a report over millions.
+CREATE VIEW events AS
+SELECT j.workflow_id AS workflow_id,
+       e.value ->> '$.seq' AS seq,
+       j.tenant_id AS tenant_id,
+       e.value ->> '$.type' AS type,
+       e.value ->> '$.nodeId' AS node_id,
+       e.value ->> '$.at' AS at,
+       e.value -> '$.payload' AS payload
+FROM journal j, json_each(j.events) e
+WHERE j.events IS NOT NULL;
+
+-- A span is its insert, closed by the first end written after it (later ends are ignored, as in
+-- the service's own fold). Fields an end carries replace the insert's keys of the same name.
+CREATE VIEW spans AS
+WITH writes AS (
+  SELECT j.seq AS journal_seq, j.workflow_id, j.tenant_id, s.value AS v
+  FROM journal j, json_each(j.spans) s
+  WHERE j.spans IS NOT NULL
+),
+ends AS (
+  SELECT v ->> '$.end' AS span_id, v,
+         row_number() OVER (PARTITION BY v ->> '$.end' ORDER BY journal_seq) AS nth
+  FROM writes
+  WHERE v ->> '$.end' IS NOT NULL
+),
+opened AS (
+  SELECT w.workflow_id, w.tenant_id, w.v, e.v AS ending,
+         (w.v ->> '$.status' IS NULL AND e.v IS NOT NULL) AS closed_later
+  FROM writes w
+  LEFT JOIN ends e ON e.span_id = w.v ->> '$.spanId' AND e.nth = 1
+  WHERE w.v ->> '$.spanId' IS NOT NULL
+)
+SELECT wf.trace_id AS trace_id,
+       o.v ->> '$.spanId' AS span_id,
+       o.workflow_id AS workflow_id,
+       o.tenant_id AS tenant_id,
+       o.v ->> '$.nodeId' AS node_id,
+       o.v ->> '$.parentId' AS parent_id,
+       o.v ->> '$.type' AS type,
+       o.v ->> '$.startedAt' AS started_at,
+       CASE WHEN o.closed_later THEN o.ending ->> '$.endedAt' ELSE o.v ->> '$.endedAt' END AS ended_at,
+       CASE WHEN o.closed_later THEN o.ending ->> '$.status' ELSE o.v ->> '$.status' END AS status,
+       nullif(CASE WHEN o.closed_later THEN o.ending -> '$.error' ELSE o.v -> '$.error' END, 'null') AS error,
+       CASE WHEN o.closed_later AND o.ending -> '$.fields' IS NOT NULL
+            THEN json_patch(o.v -> '$.fields', o.ending -> '$.fields')
+            ELSE o.v -> '$.fields' END AS fields
+FROM opened o
+JOIN workflows wf ON wf.id = o.workflow_id;
