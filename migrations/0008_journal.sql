@@ -7,6 +7,9 @@
 --   spans:      [{spanId, nodeId, parentId, type, startedAt, endedAt, status, error, fields}   an insert
 --                | {end, endedAt, status, error?, fields?}, …]       the end of a span inserted earlier
 --   last_event: the highest event seq in the row (NULL when it has none), so a reader skips rows.
+--   calls … simulated_cost_usd: what the row's generation spans add to the workflow's usage (provider
+--     calls started, tokens and money spent, simulated money apart), so the totals of a workflow
+--     view are a SUM, not a read of every span (src/engine/span-recorder.ts counts them).
 --
 -- No foreign key on workflow_id: only the engine writes here, in the transaction of its workflow's
 -- changes, and the check would cost on every commit.
@@ -16,7 +19,12 @@ CREATE TABLE journal (
   tenant_id   TEXT NOT NULL,
   last_event  INTEGER,
   events      TEXT,
-  spans       TEXT
+  spans       TEXT,
+  calls              INTEGER NOT NULL DEFAULT 0,
+  tokens_in          INTEGER NOT NULL DEFAULT 0,
+  tokens_out         INTEGER NOT NULL DEFAULT 0,
+  cost_usd           REAL NOT NULL DEFAULT 0,
+  simulated_cost_usd REAL NOT NULL DEFAULT 0
 );
 CREATE INDEX journal_by_workflow ON journal (workflow_id, seq);
 
@@ -30,12 +38,22 @@ SELECT workflow_id, tenant_id, max(seq),
 FROM (SELECT * FROM events ORDER BY workflow_id, seq)
 GROUP BY workflow_id;
 
-INSERT INTO journal (workflow_id, tenant_id, spans)
+-- Spans written before the `simulated` flag existed name their model only.
+INSERT INTO journal (workflow_id, tenant_id, spans, calls, tokens_in, tokens_out, cost_usd, simulated_cost_usd)
 SELECT workflow_id, tenant_id,
        json_group_array(json_object(
          'spanId', span_id, 'nodeId', node_id, 'parentId', parent_id, 'type', type, 'startedAt', started_at,
-         'endedAt', ended_at, 'status', status, 'error', json(error), 'fields', json(fields)))
-FROM (SELECT * FROM spans ORDER BY workflow_id, span_id)
+         'endedAt', ended_at, 'status', status, 'error', json(error), 'fields', json(fields))),
+       coalesce(sum(generation AND fields ->> '$.cache_hit' = 0), 0),
+       coalesce(sum(CASE WHEN generation THEN fields ->> '$.tokens_in' END), 0),
+       coalesce(sum(CASE WHEN generation THEN fields ->> '$.tokens_out' END), 0),
+       coalesce(sum(CASE WHEN generation AND NOT simulated THEN fields ->> '$.cost_usd' END), 0),
+       coalesce(sum(CASE WHEN generation AND simulated THEN fields ->> '$.cost_usd' END), 0)
+FROM (
+  SELECT *, type = 'generation_span' AS generation,
+         (fields ->> '$.simulated' IS 1 OR fields ->> '$.model' LIKE 'sim/%') AS simulated
+  FROM spans ORDER BY workflow_id, span_id
+)
 GROUP BY workflow_id;
 
 DROP INDEX spans_open_by_workflow;

@@ -94,6 +94,9 @@ export interface ChangeSet {
   /** Span inserts and ends (DESIGN §9), in order, committed with the node they belong to. An end
    * only closes an open span: a second end of the same span is ignored. */
   spans?: SpanWrite[];
+  /** What those span writes add to their workflows' generation usage (the engine's SpanRecorder
+   * counts it): summed by `TraceStore.generationUsage` without reading the spans back. */
+  usage?: GenerationUsage[];
 }
 
 export interface WorkflowFilter {

@@ -109,6 +109,8 @@ export class RunJournal implements Journal {
   commit(): Promise<void> {
     const changes = this.pending;
     if (!this.spans.isEmpty) changes.spans = this.spans.drain();
+    const usage = this.spans.drainUsage();
+    if (usage) changes.usage = [usage];
     if (this.pendingNodes.size > 0) {
       changes.nodes = [...this.pendingNodes.values()];
       this.pendingNodes.clear();
@@ -147,6 +149,7 @@ function emptyChanges(): Required<ChangeSet> {
     reflections: [],
     reflectionOutcomes: [],
     spans: [],
+    usage: [],
     efficiency: [],
     rewards: [],
   };

@@ -3,6 +3,7 @@ import { ErrorInfoSchema, NotFoundError } from '../domain/errors.js';
 import { EventBodySchema, type WorkflowEvent } from '../domain/events.js';
 import type { ChangeSet } from '../domain/ports.js';
 import {
+  type GenerationUsage,
   SPAN_FIELD_SCHEMAS,
   type SpanRecord,
   SpanStatusSchema,
@@ -71,6 +72,7 @@ interface RowDraft {
   lastEvent: number | null;
   events: string[];
   spans: string[];
+  usage?: GenerationUsage;
 }
 
 /** last_event grows with seq: the newest row that has events holds the workflow's last seq. */
@@ -79,7 +81,7 @@ const LAST_EVENT =
 
 export interface JournalRepo {
   /** Appends one row per workflow that `changes` gives events or span writes to. */
-  apply(changes: Pick<ChangeSet, 'events' | 'spans'>): void;
+  apply(changes: Pick<ChangeSet, 'events' | 'spans' | 'usage'>): void;
   /** Events with `seq > after`, in order, at most `limit`. */
   events(workflowId: string, after: number, limit: number): WorkflowEvent[];
   lastSeq(workflowId: string): number;
@@ -87,13 +89,19 @@ export interface JournalRepo {
   requestsSent(workflowId: string): number;
   /** Every span of these workflows as its writes leave it, in id (creation) order. */
   spans(workflows: ReadonlyArray<{ id: string; traceId: string }>): SpanRecord[];
-  /** Inserted spans of these workflows (open or closed): a trace's span count. */
-  spanCount(workflowIds: readonly string[]): number;
+  /** What each workflow's generation spans add up to, from the rows' usage columns (no span is read). */
+  usage(workflowIds: readonly string[]): GenerationUsage[];
 }
 
 export function createJournalRepo(db: Db): JournalRepo {
-  const insert = db.prepare<[string, string, number | null, string | null, string | null]>(
-    'INSERT INTO journal (workflow_id, tenant_id, last_event, events, spans) VALUES (?, ?, ?, ?, ?)',
+  const insert = db.prepare(
+    `INSERT INTO journal (workflow_id, tenant_id, last_event, events, spans, calls, tokens_in, tokens_out, cost_usd, simulated_cost_usd)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const selectUsage = db.prepare<[string], GenerationUsage>(
+    `SELECT workflow_id AS workflowId, sum(calls) AS calls, sum(tokens_in) AS tokensIn, sum(tokens_out) AS tokensOut,
+       sum(cost_usd) AS costUsd, sum(simulated_cost_usd) AS simulatedCostUsd
+     FROM journal WHERE workflow_id = ?`,
   );
   const selectEventRows = db.prepare<[string, number], JournalRow>(
     `SELECT workflow_id, tenant_id, events, NULL AS spans FROM journal
@@ -116,13 +124,6 @@ export function createJournalRepo(db: Db): JournalRepo {
        WHERE j.workflow_id = ? AND j.events IS NOT NULL AND e.value ->> '$.type' = 'agentPromptEnd'`,
     )
     .pluck();
-  const selectSpanCount = db
-    .prepare<[string], number | null>(
-      `SELECT count(*) FROM journal j, json_each(j.spans) s
-       WHERE j.workflow_id = ? AND j.spans IS NOT NULL AND s.value ->> '$.spanId' IS NOT NULL`,
-    )
-    .pluck();
-
   /** Events of an unknown workflow, or not after the ones stored, fail the change set (engine bugs). */
   function checkAppend(workflowId: string, draft: RowDraft): void {
     const point = selectAppendPoint.get(workflowId, workflowId);
@@ -142,7 +143,7 @@ export function createJournalRepo(db: Db): JournalRepo {
   }
 
   return {
-    apply({ events, spans }) {
+    apply({ events, spans, usage }) {
       if (!events?.length && !spans?.length) return;
       // Nearly always one workflow: a change set is one run's commit.
       const drafts = new Map<string, RowDraft>();
@@ -160,17 +161,33 @@ export function createJournalRepo(db: Db): JournalRepo {
           draft.lastEvent = e.seq;
         }
       }
-      if (spans)
-        for (const write of spans)
+      if (spans) {
+        for (const write of spans) {
           draftFor(drafts, writeWorkflow(write), writeTenant(write)).spans.push(encodeSpan(write));
+        }
+      }
+      // Usage rides on its workflow's row: it only changes with a span write of that workflow.
+      if (usage) {
+        for (const u of usage) {
+          const draft = drafts.get(u.workflowId);
+          if (draft === undefined) throw new Error(`workflow ${u.workflowId}: usage without a span write`);
+          draft.usage = u;
+        }
+      }
       for (const [workflowId, d] of drafts) {
         if (d.lastEvent !== null) checkAppend(workflowId, d);
+        const u = d.usage;
         insert.run(
           workflowId,
           d.tenantId,
           d.lastEvent,
           d.events.length === 0 ? null : `[${d.events.join(',')}]`,
           d.spans.length === 0 ? null : `[${d.spans.join(',')}]`,
+          u?.calls ?? 0,
+          u?.tokensIn ?? 0,
+          u?.tokensOut ?? 0,
+          u?.costUsd ?? 0,
+          u?.simulatedCostUsd ?? 0,
         );
       }
     },
@@ -233,10 +250,13 @@ export function createJournalRepo(db: Db): JournalRepo {
       return spans;
     },
 
-    spanCount(workflowIds) {
-      let count = 0;
-      for (const id of workflowIds) count += selectSpanCount.get(id) ?? 0;
-      return count;
+    usage(workflowIds) {
+      const out: GenerationUsage[] = [];
+      for (const id of workflowIds) {
+        const row = selectUsage.get(id);
+        if (row?.workflowId != null) out.push(row);
+      }
+      return out;
     },
   };
 }

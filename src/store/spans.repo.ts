@@ -1,13 +1,6 @@
 import { ValidationError } from '../domain/errors.js';
 import type { Page, TraceStore } from '../domain/ports.js';
-import type {
-  GenerationUsage,
-  SpanFieldsByType,
-  SpanRecord,
-  SpanWrite,
-  TraceFilter,
-  TraceSummary,
-} from '../domain/spans.js';
+import type { SpanRecord, SpanWrite, TraceFilter, TraceSummary } from '../domain/spans.js';
 import { isTerminal, type Status } from '../domain/status.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
@@ -38,7 +31,8 @@ const SPAN_COUNT = `(SELECT count(*) FROM journal j, json_each(j.spans) s
                           SELECT c.id FROM workflows c WHERE c.root_workflow_id = w.id AND c.parent_workflow_id IS NOT NULL)
     AND j.spans IS NOT NULL AND s.value ->> '$.spanId' IS NOT NULL)`;
 
-const TRACE_COLUMNS = `w.id, w.trace_id, w.name, w.correlation_id, w.status, w.created_at, w.ended_at, ${SPAN_COUNT} AS span_count`;
+const ROOT_COLUMNS = 'w.id, w.trace_id, w.name, w.correlation_id, w.status, w.created_at, w.ended_at';
+const TRACE_COLUMNS = `${ROOT_COLUMNS}, ${SPAN_COUNT} AS span_count`;
 
 function toSummary(row: TraceRow): TraceSummary {
   const completed = isTerminal(row.status);
@@ -81,8 +75,9 @@ function filterValues(filter: TraceFilter): Partial<Record<FilterKey, string | n
 
 export function createSqliteTraceStore(db: Db, committer: GroupCommitter): TraceStore {
   const journal = createJournalRepo(db);
+  // A trace read counts its spans itself: the root's row is read without the span count.
   const selectRoot = db.prepare<[string, string], TraceRow>(
-    `SELECT ${TRACE_COLUMNS} FROM workflows w
+    `SELECT ${ROOT_COLUMNS}, 0 AS span_count FROM workflows w
      WHERE w.trace_id = ? AND w.tenant_id = ? AND w.parent_workflow_id IS NULL`,
   );
   // The root, then its descendants (they name it as their root, and share its trace id).
@@ -149,8 +144,9 @@ export function createSqliteTraceStore(db: Db, committer: GroupCommitter): Trace
     },
 
     async generationUsage(tenantId, traceId) {
-      const read = traceSpans(tenantId, traceId);
-      return read === undefined ? [] : generationUsage(read.spans);
+      const root = selectRoot.get(traceId, tenantId);
+      if (root === undefined) return [];
+      return journal.usage(selectTree.all(root.id, root.id).map((w) => w.id));
     },
 
     async traces(tenantId, filter, cursor, limit): Promise<Page<TraceSummary>> {
@@ -179,25 +175,4 @@ export function createSqliteTraceStore(db: Db, committer: GroupCommitter): Trace
       return { items, nextCursor: hasMore && last !== undefined ? encodeKeyset([last.workflowId]) : null };
     },
   };
-}
-
-/** A sim/* call's cost is what it would have cost: summed apart from money (DESIGN §7). */
-function generationUsage(spans: readonly SpanRecord[]): GenerationUsage[] {
-  const byWorkflow = new Map<string, GenerationUsage>();
-  for (const span of spans) {
-    if (span.type !== 'generation_span') continue;
-    const f = span.fields as SpanFieldsByType['generation_span'];
-    let usage = byWorkflow.get(span.workflowId);
-    if (usage === undefined) {
-      usage = { workflowId: span.workflowId, calls: 0, tokensIn: 0, tokensOut: 0, costUsd: 0, simulatedCostUsd: 0 };
-      byWorkflow.set(span.workflowId, usage);
-    }
-    if (!f.cache_hit) usage.calls++;
-    usage.tokensIn += f.tokens_in;
-    usage.tokensOut += f.tokens_out;
-    // Spans written before the `simulated` flag existed name their model only.
-    if (f.simulated === true || f.model.startsWith('sim/')) usage.simulatedCostUsd += f.cost_usd;
-    else usage.costUsd += f.cost_usd;
-  }
-  return [...byWorkflow.values()].sort((a, b) => (a.workflowId < b.workflowId ? -1 : 1));
 }

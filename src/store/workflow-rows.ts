@@ -1,15 +1,17 @@
 import { z } from 'zod';
 import type { NodeType } from '../domain/definition.js';
-import { WorkflowDefinitionSchema } from '../domain/definition.js';
+import { type WorkflowDefinition, WorkflowDefinitionSchema } from '../domain/definition.js';
 import { type ErrorInfo, ErrorInfoSchema } from '../domain/errors.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { Status } from '../domain/status.js';
 
 /** Row shapes of the workflow tables and their mapping to domain records, both directions. */
 
-export const WORKFLOW_COLUMNS =
+/** Every column but the definition: reads take it from a cache of parsed definitions (workflows.repo.ts). */
+export const WORKFLOW_READ_COLUMNS =
   'id, tenant_id, name, status, correlation_id, parent_workflow_id, parent_node_id, root_workflow_id, depth, ' +
-  'trace_id, definition, output, error, cancel_requested, created_at, started_at, ended_at';
+  'trace_id, output, error, cancel_requested, created_at, started_at, ended_at';
+export const WORKFLOW_COLUMNS = `${WORKFLOW_READ_COLUMNS}, definition`;
 export const NODE_COLUMNS =
   'id, workflow_id, parent_id, name, type, position, depth, status, attempts, output, error, child_workflow_id, ' +
   'started_at, ended_at, cache_keys';
@@ -25,7 +27,6 @@ export interface WorkflowRow {
   root_workflow_id: string;
   depth: number;
   trace_id: string;
-  definition: string;
   output: string | null;
   error: string | null;
   cancel_requested: number;
@@ -71,7 +72,12 @@ function parseError(text: string | null): ErrorInfo | null {
   return text === null ? null : ErrorInfoSchema.parse(JSON.parse(text));
 }
 
-export function toWorkflow(row: WorkflowRow): WorkflowRecord {
+/** A stored definition goes back through zod: a hand-edited or corrupt row fails loudly, not downstream. */
+export function parseDefinition(text: string): WorkflowDefinition {
+  return WorkflowDefinitionSchema.parse(JSON.parse(text));
+}
+
+export function toWorkflow(row: WorkflowRow, definition: WorkflowDefinition): WorkflowRecord {
   return {
     id: row.id,
     tenantId: row.tenant_id,
@@ -83,7 +89,7 @@ export function toWorkflow(row: WorkflowRow): WorkflowRecord {
     rootWorkflowId: row.root_workflow_id,
     depth: row.depth,
     traceId: row.trace_id,
-    definition: WorkflowDefinitionSchema.parse(JSON.parse(row.definition)),
+    definition,
     output: parseOutput(row.output),
     error: parseError(row.error),
     cancelRequested: row.cancel_requested === 1,
@@ -116,7 +122,7 @@ export function toNode(row: NodeRow): NodeRecord {
 }
 
 /** Bind values for `INSERT INTO workflows (WORKFLOW_COLUMNS)`, in column order. */
-export function workflowValues(w: WorkflowRecord): unknown[] {
+export function workflowValues(w: WorkflowRecord, definitionText: string): unknown[] {
   return [
     w.id,
     w.tenantId,
@@ -128,13 +134,13 @@ export function workflowValues(w: WorkflowRecord): unknown[] {
     w.rootWorkflowId,
     w.depth,
     w.traceId,
-    JSON.stringify(w.definition),
     toJson(w.output),
     toJson(w.error),
     w.cancelRequested ? 1 : 0,
     w.createdAt,
     w.startedAt ?? null,
     w.endedAt ?? null,
+    definitionText,
   ];
 }
 

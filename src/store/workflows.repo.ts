@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+import type { WorkflowDefinition } from '../domain/definition.js';
 import { NotFoundError, ValidationError } from '../domain/errors.js';
 import type {
   ChangeSet,
@@ -20,10 +22,12 @@ import {
   NODE_COLUMNS,
   type NodeRow,
   nodeValues,
+  parseDefinition,
   toJson,
   toNode,
   toWorkflow,
   WORKFLOW_COLUMNS,
+  WORKFLOW_READ_COLUMNS,
   type WorkflowRow,
   workflowValues,
 } from './workflow-rows.js';
@@ -104,6 +108,8 @@ const LIST_FILTERS = [
   ['parentWorkflowId', 'parent_workflow_id = ?'],
 ] as const;
 const CURSOR_BIT = 1 << LIST_FILTERS.length;
+/** Parsed definitions kept in memory, by the size of their JSON text. */
+const DEFINITION_CACHE_BYTES = 32 * 1024 * 1024;
 
 export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): WorkflowStore {
   const journal = createJournalRepo(db);
@@ -121,9 +127,9 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
      ON CONFLICT (tenant_id, key) DO UPDATE
      SET body_hash = excluded.body_hash, workflow_id = excluded.workflow_id, created_at = excluded.created_at`,
   );
-  const selectById = db.prepare<[string], WorkflowRow>(`SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE id = ?`);
+  const selectById = db.prepare<[string], WorkflowRow>(`SELECT ${WORKFLOW_READ_COLUMNS} FROM workflows WHERE id = ?`);
   const selectForTenant = db.prepare<[string, string], WorkflowRow>(
-    `SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE id = ? AND tenant_id = ?`,
+    `SELECT ${WORKFLOW_READ_COLUMNS} FROM workflows WHERE id = ? AND tenant_id = ?`,
   );
   const selectNodes = db.prepare<[string], NodeRow>(
     `SELECT ${NODE_COLUMNS} FROM nodes WHERE workflow_id = ? ORDER BY id`,
@@ -149,8 +155,27 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
   const reflectionRows = createReflectionsRepo(db);
   const metricsRows = createMetricsRows(db);
 
+  const selectDefinition = db.prepare<[string], string>('SELECT definition FROM workflows WHERE id = ?').pluck();
+  // A workflow's definition never changes once stored: parsed once (or taken as submitted), then
+  // served from here to every read, instead of JSON.parse + zod on each GET and resume.
+  const definitions = new LRUCache<string, WorkflowDefinition>({ maxSize: DEFINITION_CACHE_BYTES });
+  const remember = (id: string, definition: WorkflowDefinition, bytes: number): WorkflowDefinition => {
+    definitions.set(id, definition, { size: Math.max(1, bytes) });
+    return definition;
+  };
+  const definitionOf = (id: string): WorkflowDefinition => {
+    const cached = definitions.get(id);
+    if (cached !== undefined) return cached;
+    const text = selectDefinition.get(id);
+    if (text === undefined) throw new NotFoundError(`workflow ${id}`);
+    return remember(id, parseDefinition(text), text.length);
+  };
+  const toRecord = (row: WorkflowRow): WorkflowRecord => toWorkflow(row, definitionOf(row.id));
+
   function insertNewWorkflow({ workflow, nodes }: NewWorkflow): void {
-    insertWorkflow.run(workflowValues(workflow));
+    const text = JSON.stringify(workflow.definition);
+    insertWorkflow.run(workflowValues(workflow, text));
+    remember(workflow.id, workflow.definition, text.length);
     for (const n of nodes) insertNode.run(nodeValues(n, workflow.tenantId));
   }
 
@@ -199,7 +224,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
       });
       if (hasCursor) conditions.push('id < ?');
       statement = db.prepare(
-        `SELECT ${WORKFLOW_COLUMNS} FROM workflows WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT ?`,
+        `SELECT ${WORKFLOW_READ_COLUMNS} FROM workflows WHERE ${conditions.join(' AND ')} ORDER BY id DESC LIMIT ?`,
       );
       listStatements.set(mask, statement);
     }
@@ -210,7 +235,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
     async create(created, idempotency) {
       const outcome = await committer.run(() => createInTransaction(created, idempotency));
       // Mapped outside the transaction so parsing never lengthens the write lock.
-      return outcome.kind === 'replayed' ? { kind: 'replayed', workflow: toWorkflow(outcome.row) } : outcome;
+      return outcome.kind === 'replayed' ? { kind: 'replayed', workflow: toRecord(outcome.row) } : outcome;
     },
 
     async commit(changes) {
@@ -219,12 +244,12 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
 
     async get(tenantId, id) {
       const row = selectForTenant.get(id, tenantId);
-      return row === undefined ? undefined : toWorkflow(row);
+      return row === undefined ? undefined : toRecord(row);
     },
 
     async getById(id) {
       const row = selectById.get(id);
-      return row === undefined ? undefined : toWorkflow(row);
+      return row === undefined ? undefined : toRecord(row);
     },
 
     async list(tenantId, filter, cursor, limit): Promise<Page<WorkflowRecord>> {
@@ -241,7 +266,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
       params.push(limit + 1);
       const rows = listStatement(filter, cursor !== null).all(params) as WorkflowRow[];
       const hasMore = rows.length > limit;
-      const items = (hasMore ? rows.slice(0, limit) : rows).map(toWorkflow);
+      const items = (hasMore ? rows.slice(0, limit) : rows).map(toRecord);
       const last = items.at(-1);
       return { items, nextCursor: hasMore && last !== undefined ? encodeKeyset([last.id]) : null };
     },

@@ -86,6 +86,36 @@ describe('migration 0008 (journal)', () => {
       null,
       '{"agent_name":"a"}',
     );
+    // Two generations, one of them simulated by its model name only (written before the flag existed).
+    const generation = (model: string, cost: number) =>
+      JSON.stringify({
+        model,
+        tokens_in: 10,
+        tokens_out: 2,
+        latency_ms: 1,
+        cache_hit: false,
+        cache_key: null,
+        cost_usd: cost,
+      });
+    const real = newSpanId();
+    const simulated = newSpanId();
+    for (const [id, model, cost] of [
+      [real, 'anthropic/x', 0.25],
+      [simulated, 'sim/haiku', 0.5],
+    ] as const) {
+      insertSpan.run(
+        workflow.traceId,
+        id,
+        workflow.id,
+        null,
+        'generation_span',
+        T0,
+        T0 + 1,
+        'ok',
+        null,
+        generation(model, cost),
+      );
+    }
     old.close();
 
     const db = openDatabase(path, { synchronous: 'NORMAL' });
@@ -105,6 +135,11 @@ describe('migration 0008 (journal)', () => {
       expect(trace?.spans.map((s) => [s.spanId, s.type, s.status, s.endedAt, s.error])).toEqual([
         [closed, 'guardrail_span', 'error', T0 + 3, { code: 'X', message: 'y' }],
         [open, 'agent_span', null, null, null],
+        [real, 'generation_span', 'ok', T0 + 1, null],
+        [simulated, 'generation_span', 'ok', T0 + 1, null],
+      ]);
+      expect(await traces.generationUsage('acme', workflow.traceId)).toEqual([
+        { workflowId: workflow.id, calls: 2, tokensIn: 20, tokensOut: 4, costUsd: 0.25, simulatedCostUsd: 0.5 },
       ]);
 
       // A resumed run closes the old open span through the journal; the views show both states.
@@ -112,6 +147,8 @@ describe('migration 0008 (journal)', () => {
       expect(db.prepare('SELECT span_id, status, ended_at, error FROM spans ORDER BY span_id').all()).toEqual([
         { span_id: closed, status: 'error', ended_at: T0 + 3, error: '{"code":"X","message":"y"}' },
         { span_id: open, status: 'interrupted', ended_at: T0 + 10, error: null },
+        { span_id: real, status: 'ok', ended_at: T0 + 1, error: null },
+        { span_id: simulated, status: 'ok', ended_at: T0 + 1, error: null },
       ]);
       expect(db.prepare('SELECT seq, type, payload FROM events ORDER BY seq').all()).toEqual([
         { seq: 1, type: 'workflowStart', payload: WORKFLOW_START },
