@@ -2,9 +2,8 @@ import type { AppError } from '../domain/errors.js';
 import type { Clock } from '../domain/ports.js';
 
 /**
- * A child abort signal that fires when its parent aborts (same reason) or after `ms` (with
- * `onTimeout()` as reason). Cheaper than AbortSignal.any + AbortSignal.timeout and, unlike them,
- * lets the caller dispose the timer and listener as soon as the guarded work is over.
+ * Deadlines (DESIGN §10): a child abort signal that fires when its parent aborts (same reason) or
+ * when its time is up (with `onTimeout()` as reason), disposed as soon as the guarded work is over.
  *
  * Each signal made here also remembers its absolute deadline (clock time: `now + ms`, or earlier
  * when a signal up the chain ends sooner), so code that only holds the signal — the transport-retry
@@ -22,47 +21,89 @@ export function deadlineOf(signal: AbortSignal): number {
   return deadlines.get(signal) ?? Number.POSITIVE_INFINITY;
 }
 
-/**
- * Carries `from`'s deadline over to `signal`, for signals linked by hand rather than made here
- * (a child workflow's own controller follows its parent's signal).
- */
-export function inheritDeadline(signal: AbortSignal, from: AbortSignal | undefined): void {
-  if (from === undefined) return;
-  const at = Math.min(deadlineOf(signal), deadlineOf(from));
-  if (at !== Number.POSITIVE_INFINITY) deadlines.set(signal, at);
+interface Pending {
+  at: number;
+  fire: () => void;
 }
 
+/** The reason a superseded wake-up is cancelled with: preallocated, abort() builds no DOMException. */
+const REARMED = Object.freeze({ rearmed: true });
+const noop = (): void => {};
+
 /**
- * The timer runs on the injected clock (its `sleep`, cancelled on dispose), so a test's manual clock
- * drives deadlines like every other wait; `clock.now()` is the time base of `deadlineOf`.
+ * One timer for every deadline of a run — its own and its nodes' — on the injected clock (so a
+ * test's manual clock drives them like every other wait). A node's deadline is a set entry, not a
+ * timer: the one wake-up is armed for the earliest entry and moved only when an earlier one comes.
+ * Deadlines of a sequence's nodes come later and later, so a run of fast steps arms it once; a
+ * wake-up that finds nothing due (the node finished) re-arms for what is left.
  */
-export function withDeadline(
-  parent: AbortSignal,
-  ms: number | undefined,
-  onTimeout: () => AppError,
-  clock: Clock,
-): Deadline {
-  const controller = new AbortController();
-  if (parent.aborted) {
-    controller.abort(parent.reason);
-    return { signal: controller.signal, dispose() {} };
+export class RunDeadlines {
+  private readonly pending = new Set<Pending>();
+  private armedAt = Number.POSITIVE_INFINITY;
+  private wake: AbortController | undefined;
+
+  constructor(private readonly clock: Clock) {}
+
+  within(parent: AbortSignal, ms: number | undefined, onTimeout: () => AppError): Deadline {
+    const controller = new AbortController();
+    if (parent.aborted) {
+      controller.abort(parent.reason);
+      return { signal: controller.signal, dispose: noop };
+    }
+    const own = ms === undefined ? Number.POSITIVE_INFINITY : this.clock.now() + ms;
+    const at = Math.min(deadlineOf(parent), own);
+    if (at !== Number.POSITIVE_INFINITY) deadlines.set(controller.signal, at);
+    const onParentAbort = () => controller.abort(parent.reason);
+    parent.addEventListener('abort', onParentAbort, { once: true });
+    const entry: Pending | undefined =
+      ms === undefined ? undefined : { at: own, fire: () => controller.abort(onTimeout()) };
+    if (entry) this.add(entry);
+    return {
+      signal: controller.signal,
+      dispose: () => {
+        if (entry) this.pending.delete(entry);
+        parent.removeEventListener('abort', onParentAbort);
+      },
+    };
   }
-  const at = Math.min(deadlineOf(parent), ms === undefined ? Number.POSITIVE_INFINITY : clock.now() + ms);
-  if (at !== Number.POSITIVE_INFINITY) deadlines.set(controller.signal, at);
-  const onParentAbort = () => controller.abort(parent.reason);
-  parent.addEventListener('abort', onParentAbort, { once: true });
-  const timer = ms === undefined ? undefined : new AbortController();
-  if (timer) {
-    clock.sleep(ms as number, timer.signal).then(
-      () => controller.abort(onTimeout()),
-      () => {},
-    );
+
+  /** The run is over: no wake-up stays armed behind it. */
+  close(): void {
+    this.pending.clear();
+    this.disarm();
   }
-  return {
-    signal: controller.signal,
-    dispose() {
-      timer?.abort();
-      parent.removeEventListener('abort', onParentAbort);
-    },
-  };
+
+  private add(entry: Pending): void {
+    this.pending.add(entry);
+    if (entry.at < this.armedAt) this.arm(entry.at);
+  }
+
+  private arm(at: number): void {
+    this.disarm();
+    const wake = new AbortController();
+    this.wake = wake;
+    this.armedAt = at;
+    this.clock.sleep(Math.max(0, at - this.clock.now()), wake.signal).then(() => this.due(wake), noop);
+  }
+
+  private disarm(): void {
+    this.wake?.abort(REARMED);
+    this.wake = undefined;
+    this.armedAt = Number.POSITIVE_INFINITY;
+  }
+
+  private due(wake: AbortController): void {
+    if (this.wake !== wake) return;
+    this.wake = undefined;
+    this.armedAt = Number.POSITIVE_INFINITY;
+    const now = this.clock.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const entry of [...this.pending]) {
+      if (entry.at <= now) {
+        this.pending.delete(entry);
+        entry.fire();
+      } else if (entry.at < next) next = entry.at;
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.arm(next);
+  }
 }

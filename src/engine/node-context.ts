@@ -6,13 +6,14 @@ import type {
   WorkflowDefinition,
   WorkflowNode,
 } from '../domain/definition.js';
-import type { ErrorInfo } from '../domain/errors.js';
+import type { AppError, ErrorInfo } from '../domain/errors.js';
 import type { EventBody } from '../domain/events.js';
 import type { LlmRequest, LlmResponse, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../domain/llm.js';
 import type { ChildLauncher, Clock, NewWorkflow, ResolvedModel } from '../domain/ports.js';
 import type { NodePatch, NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionLevel, ReflectionResolution } from '../domain/reflection.js';
 import type { SpanFieldsByType, SpanStatus, SpanType } from '../domain/spans.js';
+import type { Deadline } from './deadline.js';
 import type { TemplateScope } from './templates.js';
 
 /**
@@ -165,6 +166,11 @@ export interface Reflections {
   settle(entryId: string, success: boolean): void;
 }
 
+/** Signals that abort with their parent, or with `onTimeout()` once `ms` have passed on the run's clock. */
+export interface Deadlines {
+  within(parent: AbortSignal, ms: number | undefined, onTimeout: () => AppError): Deadline;
+}
+
 export interface NodeContext {
   readonly view: RunView;
   readonly journal: Journal;
@@ -173,6 +179,8 @@ export interface NodeContext {
   readonly tools: ToolBox;
   readonly reflections: Reflections;
   readonly clock: Clock;
+  /** The run's deadlines, all on one timer (deadline.ts). */
+  readonly deadlines: Deadlines;
   /** Runs a node of this workflow through its attempt loop: what containers do with their steps. */
   runNode(node: WorkflowNode, signal: AbortSignal, parentSpan: string): Promise<unknown>;
 }

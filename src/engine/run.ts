@@ -13,7 +13,7 @@ import type { ReflectionEntry } from '../domain/reflection.js';
 import type { Status } from '../domain/status.js';
 import { metricsChanges, withPending } from '../metrics/final.js';
 import { createChildLauncher } from './child-launcher.js';
-import { withDeadline } from './deadline.js';
+import { RunDeadlines } from './deadline.js';
 import { RunJournal } from './journal.js';
 import { RunModelGateway } from './model-gateway.js';
 import type { Limits, NodeAttempt, NodeContext, RunView } from './node-context.js';
@@ -45,6 +45,7 @@ export class Run implements RunView {
   readonly limits: Limits;
   readonly templateScope: TemplateScope;
   private readonly controller = new AbortController();
+  private readonly deadlines: RunDeadlines;
   private readonly journal: RunJournal;
   private readonly reflections: ReflectionLedger;
   private readonly context: NodeContext;
@@ -74,6 +75,7 @@ export class Run implements RunView {
       },
     };
     this.startSeq = start.lastSeq;
+    this.deadlines = new RunDeadlines(services.clock);
     this.journal = new RunJournal(workflow, start.lastSeq, services);
     this.reflections = new ReflectionLedger(this, this.journal, () => services.clock.now(), start.reflections);
     const budget = { sent: start.requestsSent ?? 0, limit: this.limits.maxLlmCalls };
@@ -85,6 +87,7 @@ export class Run implements RunView {
       tools: new RunToolBox(this.journal, this, services.tools, () => services.clock.now()),
       reflections: this.reflections,
       clock: services.clock,
+      deadlines: this.deadlines,
       runNode: (node, signal, parentSpan) => this.runNode(node, signal, parentSpan),
     };
   }
@@ -118,11 +121,10 @@ export class Run implements RunView {
 
     const startedAt = wf.startedAt ?? clock.now();
     const timeoutMs = this.definition.options?.timeoutMs ?? DEFAULTS.workflowTimeoutMs;
-    const deadline = withDeadline(
+    const deadline = this.deadlines.within(
       this.controller.signal,
       Math.max(0, startedAt + timeoutMs - clock.now()),
       () => new AppError('WORKFLOW_TIMEOUT', `the workflow did not finish within ${timeoutMs} ms`),
-      clock,
     );
     // One root agent_span per execution (DESIGN §9: the run is an "orchestrator" agent_span); after a
     // crash the old one ends `interrupted` and the resumed execution gets its own. A fresh root run's
@@ -166,6 +168,7 @@ export class Run implements RunView {
       await this.finish(isCancellation(err) ? 'cancelled' : 'failed', null, error);
     } finally {
       deadline.dispose();
+      this.deadlines.close();
       parentSignal?.removeEventListener('abort', onParentAbort);
     }
     await this.journal.commit();

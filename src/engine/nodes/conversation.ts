@@ -10,7 +10,6 @@ import {
 import type { NodeRecord } from '../../domain/records.js';
 import { redactSecrets, redactValue } from '../../domain/redact.js';
 import { isPromptReflectable, promptReflectionTurn } from '../../reflection/policy.js';
-import { withDeadline } from '../deadline.js';
 import type { NodeAttempt, NodeContext } from '../node-context.js';
 import { validateAnswer } from '../response-format.js';
 import { nodeDeadlineError, type PreparedPrompt } from './prompt-request.js';
@@ -34,7 +33,7 @@ export async function converse(
   const maxAnswers = reflect ? ctx.reflections.maxAttempts : 1;
   const maxTurns = node.maxTurns ?? DEFAULTS.maxTurns;
   const timeoutMs = node.timeoutMs ?? DEFAULTS.nodeTimeoutMs;
-  const deadline = withDeadline(at.signal, timeoutMs, () => nodeDeadlineError(node, timeoutMs), ctx.clock);
+  const deadline = ctx.deadlines.within(at.signal, timeoutMs, () => nodeDeadlineError(node, timeoutMs));
   const call = {
     node: node.name,
     nodeId: record.id,

@@ -12,7 +12,6 @@ import {
   reflectionResponseFormat,
   resolutionOf,
 } from '../../reflection/policy.js';
-import { withDeadline } from '../deadline.js';
 import type { NodeAttempt, NodeContext } from '../node-context.js';
 import { isCancellation, isShutdown } from '../services.js';
 import { nodeDeadlineError, preparePrompt } from './prompt-request.js';
@@ -104,7 +103,7 @@ async function askForAdvice(
   if (inputs.system === undefined) delete reflectionRequest.system;
   else reflectionRequest.system = inputs.system;
   const timeoutMs = node.timeoutMs ?? DEFAULTS.nodeTimeoutMs;
-  const deadline = withDeadline(at.signal, timeoutMs, () => nodeDeadlineError(node, timeoutMs), ctx.clock);
+  const deadline = ctx.deadlines.within(at.signal, timeoutMs, () => nodeDeadlineError(node, timeoutMs));
   try {
     const { response } = await ctx.models.call(model, reflectionRequest, deadline.signal, {
       node: node.name,

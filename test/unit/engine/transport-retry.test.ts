@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, ProviderError } from '../../../src/domain/errors.js';
 import type { Clock } from '../../../src/domain/ports.js';
-import { deadlineOf, inheritDeadline, withDeadline } from '../../../src/engine/deadline.js';
+import { type Deadline, deadlineOf, RunDeadlines } from '../../../src/engine/deadline.js';
 import { backoffDelay, callWithRetry, type RetryNotice } from '../../../src/engine/transport-retry.js';
 
 function recordingClock(): Clock & { slept: number[] } {
@@ -98,6 +98,10 @@ describe('callWithRetry', () => {
 });
 
 /** The clock's time for a deadline whose own timer never fires: these tests read `deadlineOf` only. */
+function withDeadline(parent: AbortSignal, ms: number | undefined, onTimeout: () => AppError, clock: Clock): Deadline {
+  return new RunDeadlines(clock).within(parent, ms, onTimeout);
+}
+
 function timersOff(clock: Clock): Clock {
   return { now: () => clock.now(), sleep: () => new Promise<void>(() => {}) };
 }
@@ -217,9 +221,6 @@ describe('deadlineOf', () => {
     expect(deadlineOf(outer.signal)).toBe(6_000);
     expect(deadlineOf(inner.signal)).toBe(6_000);
     expect(deadlineOf(open.signal)).toBe(6_000);
-    const linked = new AbortController().signal;
-    inheritDeadline(linked, inner.signal);
-    expect(deadlineOf(linked)).toBe(6_000);
     for (const d of [open, inner, outer]) d.dispose();
   });
 });
