@@ -6,7 +6,7 @@ import type { WorkflowEvent } from '../../src/domain/events.js';
 import type { LlmProvider } from '../../src/domain/ports.js';
 import type { WorkflowRecord } from '../../src/domain/records.js';
 import { createLogger } from '../../src/logging/logger.js';
-import { createManualClock, type ManualClock, settleEventLoop } from './manual-clock.js';
+import { advanceUntil, createManualClock, type ManualClock, settleEventLoop } from './manual-clock.js';
 import { createScriptedModel, describeRequest, type ScriptedModel } from './scripted-model.js';
 
 /**
@@ -186,16 +186,12 @@ export async function createEngineHarness(options: EngineHarnessOptions = {}): P
 
     untilEnd,
 
-    async runUntilEnd(id, { maxAdvanceMs = 24 * 60 * 60 * 1000 } = {}) {
-      const limit = clock.now() + maxAdvanceMs;
-      for (;;) {
-        await settleEventLoop();
-        if (ended.has(id)) return untilEnd(id);
-        const due = clock.nextDueAt();
-        if (due === undefined) throw new Error(blocked(id));
-        if (due > limit) throw new Error(`${blocked(id)}; the next sleeper is past maxAdvanceMs (${maxAdvanceMs})`);
-        await clock.advanceTo(Math.max(clock.now(), due));
-      }
+    async runUntilEnd(id, { maxAdvanceMs } = {}) {
+      await advanceUntil(clock, () => ended.has(id), {
+        ...(maxAdvanceMs === undefined ? {} : { maxAdvanceMs }),
+        unmet: () => blocked(id),
+      });
+      return untilEnd(id);
     },
 
     hasEnded: (id) => ended.has(id),

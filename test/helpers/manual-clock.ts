@@ -155,6 +155,29 @@ export function createManualClock(start: number = MANUAL_CLOCK_START): ManualClo
   };
 }
 
+/**
+ * Advances the clock from sleeper to sleeper, letting the event loop settle before each step, until
+ * `done()` holds. Throws when `done()` does not hold and nobody sleeps (what it waits for is not on
+ * the clock), or when the next sleeper lies past `maxAdvanceMs`.
+ */
+export async function advanceUntil(
+  clock: ManualClock,
+  done: () => boolean,
+  /** `unmet`: what a failure says (called when it fails), e.g. what still runs. */
+  options: { maxAdvanceMs?: number; unmet?: () => string } = {},
+): Promise<void> {
+  const { maxAdvanceMs = 24 * 60 * 60 * 1000, unmet = () => 'the condition does not hold' } = options;
+  const limit = clock.now() + maxAdvanceMs;
+  for (;;) {
+    await settleEventLoop();
+    if (done()) return;
+    const due = clock.nextDueAt();
+    if (due === undefined) throw new Error(`${unmet()} (and nothing sleeps on the clock)`);
+    if (due > limit) throw new Error(`${unmet()} (and the next sleeper is past maxAdvanceMs, ${maxAdvanceMs})`);
+    await clock.advanceTo(Math.max(clock.now(), due));
+  }
+}
+
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Consecutive quiet turns required: work queued by a microtask after our check shows up on the next. */
