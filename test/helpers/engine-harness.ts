@@ -1,5 +1,5 @@
 import { afterEach, beforeEach } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { DEV_TENANT, loadConfig } from '../../src/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { WorkflowDefinitionSchema } from '../../src/domain/definition.js';
 import type { WorkflowEvent } from '../../src/domain/events.js';
@@ -82,7 +82,8 @@ export interface EngineHarness {
   close(): Promise<void>;
 }
 
-export const DEFAULT_TENANT = 'default';
+/** The tenant submissions run as unless told: the dev tenant, as without API keys. */
+export const DEFAULT_TENANT = DEV_TENANT;
 const MAX_EVENTS = 100_000;
 
 export async function createEngineHarness(options: EngineHarnessOptions = {}): Promise<EngineHarness> {
