@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import { waitForEvent, waitUntil } from '../helpers/api-fixtures.js';
 import { useAnthropicTestApp, waitForStatus } from '../helpers/build-app.js';
 import { errorBody, textMessage, toolUseMessage } from '../helpers/fake-anthropic.js';
+import { createManualClock } from '../helpers/manual-clock.js';
 
 /**
  * The real @anthropic-ai/sdk against a local fake Anthropic API: the tool loop, the single
- * transport-retry layer (retry-after-ms honoured), fail-fast auth errors and node deadlines.
+ * transport-retry layer (retry-after-ms honoured), fail-fast auth errors and node deadlines. The
+ * HTTP is real; the waiting (retry-after, deadlines) runs on a manual clock the tests advance.
  */
-const app = useAnthropicTestApp();
+const clock = createManualClock();
+const app = useAnthropicTestApp({ overrides: { clock } });
 
 function promptWorkflow(extra: Record<string, unknown> = {}, agent: Record<string, unknown> = {}) {
   return {
@@ -54,14 +58,23 @@ describe('Anthropic provider through the real SDK', () => {
       { body: textMessage('fine now') },
     );
     const id = await submit(promptWorkflow());
+    const retry = await waitForEvent(app.t.app, id, (e) => e.type === 'retry');
+    expect(retry.payload).toMatchObject({ reason: 'rate_limit', delayMs: 300, code: 'LLM_RATE_LIMIT' });
+    // The retry is scheduled as a 300 ms sleep on the clock, started when the 429 arrived.
+    const wait = clock.pending.find((sleep) => sleep.ms === 300);
+    expect(wait).toMatchObject({ state: 'pending', dueAt: (wait?.since ?? 0) + 300 });
+    await clock.advance(299);
+    expect(wait?.state).toBe('pending');
+    expect(app.fake.requests).toHaveLength(1);
+    await clock.advance(1);
     const done = await waitForStatus(app.t.app, id);
     expect(done.status).toBe('completed');
+    expect(done.output).toBe('fine now');
+    // The second request went out only once the clock had moved the 300 ms the server asked for.
+    expect(wait).toMatchObject({ state: 'resolved', endedAt: (wait?.since ?? 0) + 300 });
     expect(app.fake.requests).toHaveLength(2);
-    const gap = (app.fake.requests[1]?.at ?? 0) - (app.fake.requests[0]?.at ?? 0);
-    expect(gap).toBeGreaterThanOrEqual(290);
-    expect(gap).toBeLessThan(1500);
-    const retry = (await events(id)).find((e) => e.type === 'retry');
-    expect(retry?.payload).toMatchObject({ reason: 'rate_limit', delayMs: 300, code: 'LLM_RATE_LIMIT' });
+    const types = (await events(id)).map((e) => e.type);
+    expect(types).not.toContain('reflectionStart');
   });
 
   it('fails fast on 401: exactly one call and a clear error code', async () => {
@@ -75,12 +88,17 @@ describe('Anthropic provider through the real SDK', () => {
 
   it('cuts a hanging response at the node deadline', async () => {
     app.fake.enqueue({ hang: true });
-    const started = Date.now();
     const id = await submit(promptWorkflow({ timeoutMs: 400 }));
+    await waitUntil(() => app.fake.requests.length === 1, 'the request to reach the fake server');
+    // The deadline is the clock's: the hanging call is cut when the clock reaches 400 ms, not before.
+    await clock.advance(399);
+    const running = await app.t.app.inject({ method: 'GET', url: `/v1/workflows/${id}` });
+    expect(running.json().status).toBe('running');
+    await clock.advance(1);
     const done = await waitForStatus(app.t.app, id);
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ code: 'NODE_TIMEOUT' });
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(done.durationMs).toBe(400);
     expect(app.fake.requests).toHaveLength(1);
   });
 

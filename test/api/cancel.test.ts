@@ -9,10 +9,16 @@ import {
   waitForEvent,
 } from '../helpers/api-fixtures.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
+import { createManualClock, settleEventLoop } from '../helpers/manual-clock.js';
 
+/**
+ * On a manual clock that no test here advances: a simulated latency never elapses, so whatever ends
+ * a call early was the cancellation, and nothing can answer late.
+ */
+const clock = createManualClock();
 let t: TestApp;
 beforeAll(async () => {
-  t = await buildTestApp();
+  t = await buildTestApp({}, { clock });
 });
 afterAll(async () => {
   await t.close();
@@ -25,14 +31,18 @@ describe('cancellation', () => {
       definition(prompt('slow'), { agents: { a: { model: 'sim/sonnet', simulate: { latencyMs: 10_000 } } } }),
     );
     const { id } = res.json();
-    const started = Date.now();
+    await settleEventLoop();
+    // The call is in flight: its 10 s latency is asleep on the clock.
+    const latency = clock.pending.find((sleep) => sleep.ms === 10_000);
+    expect(latency?.state).toBe('pending');
     const cancel = await t.app.inject({ method: 'POST', url: `/v1/workflows/${id}/cancel` });
     expect(cancel.statusCode).toBe(202);
     expect(cancel.json()).toMatchObject({ id, cancelRequested: true });
     const done = await waitForStatus(t.app, id, ['completed', 'failed', 'cancelled'], 3_000);
     expect(done.status).toBe('cancelled');
-    expect(Date.now() - started).toBeLessThan(2_000);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Cut by the cancel, not waited out; and nothing is left asleep that could still deliver an answer.
+    expect(latency?.state).toBe('aborted');
+    expect(clock.pending).toEqual([]);
     // The call ends without an answer: its agentPromptEnd carries the cancellation, no tokens.
     const ends = (await allEvents(t.app, id)).filter((e) => e.type === 'agentPromptEnd');
     expect(ends.map((e) => (e.payload.error as { code: string } | undefined)?.code)).toEqual(['CANCELLED']);
@@ -67,7 +77,8 @@ describe('cancellation', () => {
   });
 
   it('cancels a queued workflow that has not started: cancelled without any model call', async () => {
-    const single = await buildTestApp({ MAX_RUNNING_WORKFLOWS: '1' });
+    // Its own manual clock: the busy workflow cannot finish by itself and free the only slot.
+    const single = await buildTestApp({ MAX_RUNNING_WORKFLOWS: '1' }, { clock: createManualClock() });
     try {
       const slow = { agents: { a: { model: 'sim/sonnet', simulate: { latencyMs: 10_000 } } } };
       const busy = (await submit(single.app, definition(prompt('hog'), slow))).json().id;

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging/logger.js';
 import { definition, prompt, submit } from '../helpers/api-fixtures.js';
 import { buildTestApp, waitForStatus } from '../helpers/build-app.js';
+import { createManualClock } from '../helpers/manual-clock.js';
 
 function capture(): { lines: Array<Record<string, unknown>>; stream: Writable } {
   const lines: Array<Record<string, unknown>> = [];
@@ -56,7 +57,12 @@ describe('request logging (DESIGN §12)', () => {
 
   it('logs SSE requests once and does not let an open stream block close()', async () => {
     const { lines, stream } = capture();
-    const t = await buildTestApp({}, { logger: createLogger({ level: 'info', destination: stream }) });
+    // A manual clock nobody advances: the workflow's 10 s latency never elapses, so only close()
+    // can end its event stream.
+    const t = await buildTestApp(
+      {},
+      { logger: createLogger({ level: 'info', destination: stream }), clock: createManualClock() },
+    );
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = t.app.server.address() as AddressInfo;
     const { id } = (
@@ -66,10 +72,15 @@ describe('request logging (DESIGN §12)', () => {
       )
     ).json();
 
+    let opened: () => void = () => {};
+    const open = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
     const ended = new Promise<void>((resolve, reject) => {
       const req = httpRequest(
         { host: '127.0.0.1', port, path: `/v1/workflows/${id}/events`, headers: { accept: 'text/event-stream' } },
         (res) => {
+          opened();
           res.resume();
           res.on('end', resolve);
           res.on('error', reject);
@@ -78,11 +89,13 @@ describe('request logging (DESIGN §12)', () => {
       req.on('error', reject);
       req.end();
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const started = Date.now();
+    // The stream is open once its headers are here (the server registers it in the turn it sends them).
+    await open;
+    const status = (await t.app.inject({ method: 'GET', url: `/v1/workflows/${id}` })).json().status;
+    expect(status).toBe('running');
+    // close() resolves with the stream still open at its start, and the stream ends: close ended it.
     await t.close();
     await ended;
-    expect(Date.now() - started).toBeLessThan(3_000);
     const sseLines = lines.filter((l) => l.msg === 'request' && String(l.url).endsWith('/events'));
     expect(sseLines).toHaveLength(1);
   });

@@ -1,13 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { waitForEvent } from '../helpers/api-fixtures.js';
 import { useAnthropicTestApp, waitForStatus } from '../helpers/build-app.js';
 import { errorBody, textMessage } from '../helpers/fake-anthropic.js';
+import { createManualClock } from '../helpers/manual-clock.js';
 
 /**
  * A retry-after longer than what is left before the call's deadline (DESIGN §5.1): the node fails
  * at once with LLM_RATE_LIMIT and the requested wait in the error's details, instead of sleeping
  * until the deadline and reporting NODE_TIMEOUT. CONCURRENCY 1 shows the call's slot is freed.
+ * Waits and deadlines run on a manual clock: "at once" means "before the clock moved at all".
  */
-const app = useAnthropicTestApp({ env: { CONCURRENCY: '1' } });
+const clock = createManualClock();
+const app = useAnthropicTestApp({ env: { CONCURRENCY: '1' }, overrides: { clock } });
 
 function definition(timeoutMs: number | undefined, workflowTimeoutMs?: number) {
   return {
@@ -37,11 +41,11 @@ describe('retry-after past the deadline', () => {
       headers: { 'retry-after': '3600' },
       body: errorBody('rate_limit_error', 'Number of requests has exceeded your rate limit'),
     });
-    const started = Date.now();
     const id = await submit(4_000);
+    // At once: this test never advances the clock, so a run that waited for anything — the
+    // retry-after, or the deadline — would still be running when waitForStatus gives up.
     const done = await waitForStatus(app.t.app, id);
-    // Generous: "at once" is far below the 4 s it used to sleep.
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(done.durationMs).toBe(0);
     expect(done.status).toBe('failed');
     const details = { retryAfterMs: 3_600_000 };
     expect(done.error).toMatchObject({ code: 'LLM_RATE_LIMIT', details });
@@ -65,9 +69,9 @@ describe('retry-after past the deadline', () => {
 
   it('the workflow deadline counts too: retry-after 10 s with options.timeoutMs 3 s fails at once', async () => {
     app.fake.enqueue({ status: 429, headers: { 'retry-after': '10' }, body: errorBody('rate_limit_error', 'slow') });
-    const started = Date.now();
+    // The clock stands still here too: ending at all means nothing was waited for.
     const done = await waitForStatus(app.t.app, await submit(undefined, 3_000));
-    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(done.durationMs).toBe(0);
     expect(done.error).toMatchObject({ code: 'LLM_RATE_LIMIT', details: { retryAfterMs: 10_000 } });
     expect(app.fake.requests).toHaveLength(1);
   });
@@ -78,9 +82,14 @@ describe('retry-after past the deadline', () => {
       { body: textMessage('after the wait') },
     );
     const id = await submit(4_000);
+    await waitForEvent(app.t.app, id, (e) => e.type === 'retry');
+    const wait = clock.pending.find((sleep) => sleep.ms === 200);
+    expect(wait?.state).toBe('pending');
+    await clock.advance(200);
     const done = await waitForStatus(app.t.app, id);
     expect(done.status).toBe('completed');
     expect(done.output).toBe('after the wait');
+    expect(wait?.state).toBe('resolved');
     expect(app.fake.requests).toHaveLength(2);
     const retry = (await events(id)).find((e) => e.type === 'retry');
     expect(retry?.payload).toMatchObject({ reason: 'rate_limit', delayMs: 200, code: 'LLM_RATE_LIMIT' });

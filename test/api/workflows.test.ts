@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allEvents, definition, findNode, type NodeJson, prompt, submit } from '../helpers/api-fixtures.js';
 import { buildTestApp, quickStartExample, type TestApp, waitForStatus } from '../helpers/build-app.js';
+import { createManualClock, settleEventLoop } from '../helpers/manual-clock.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -107,22 +108,36 @@ describe('node kinds', () => {
     expect(starts).toEqual(['seq', 'one', 'two']);
   });
 
-  it('runs parallel branches concurrently: two 300 ms steps take well under 600 ms', async () => {
-    const started = Date.now();
-    const res = await submit(
-      t.app,
-      definition(
-        { type: 'parallel', name: 'fan', steps: [prompt('left'), prompt('right')] },
-        { agents: { a: { model: 'sim/sonnet', simulate: { latencyMs: 300 } } } },
-      ),
-    );
-    const done = await waitForStatus(t.app, res.json().id);
-    const wall = Date.now() - started;
-    expect(done.status).toBe('completed');
-    expect(Object.keys(done.output as object).sort()).toEqual(['left', 'right']);
-    expect(done.durationMs as number).toBeGreaterThanOrEqual(290);
-    expect(done.durationMs as number).toBeLessThan(550);
-    expect(wall).toBeLessThan(600);
+  it('runs parallel branches concurrently: both calls start before either ends; two 300 ms steps take 300 ms', async () => {
+    // On a manual clock: the simulated latency elapses only when the test advances time (the one
+    // real-time version of this check is test/api/parallel-smoke.timing.test.ts).
+    const clock = createManualClock();
+    const timed = await buildTestApp({}, { clock });
+    try {
+      const res = await submit(
+        timed.app,
+        definition(
+          { type: 'parallel', name: 'fan', steps: [prompt('left'), prompt('right')] },
+          { agents: { a: { model: 'sim/sonnet', simulate: { latencyMs: 300 } } } },
+        ),
+      );
+      const { id } = res.json();
+      await settleEventLoop();
+      // Both simulated calls are waiting out their latency at the same time, neither has answered.
+      expect(clock.pending.filter((sleep) => sleep.ms === 300)).toHaveLength(2);
+      await clock.advance(300);
+      const done = await waitForStatus(timed.app, id);
+      expect(done.status).toBe('completed');
+      expect(Object.keys(done.output as object).sort()).toEqual(['left', 'right']);
+      // One latency of clock time for both: in sequence they would take 600 ms.
+      expect(done.durationMs).toBe(300);
+      const calls = (await allEvents(timed.app, id))
+        .filter((e) => e.type === 'agentPromptStart' || e.type === 'agentPromptEnd')
+        .map((e) => e.type);
+      expect(calls).toEqual(['agentPromptStart', 'agentPromptStart', 'agentPromptEnd', 'agentPromptEnd']);
+    } finally {
+      await timed.close();
+    }
   });
 
   it('runs a child workflow: visible on its own and nested in the parent tree', async () => {

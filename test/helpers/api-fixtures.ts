@@ -54,6 +54,18 @@ export async function waitForEvent(
   }
 }
 
+/**
+ * Polls until `check()` holds (something that must happen, never the absence of something); the
+ * timeout only turns a hang into a clear failure.
+ */
+export async function waitUntil(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 /** A node of GET /v1/workflows/:id's `tree`, as tests read it. */
 export interface NodeJson {
   name: string;

@@ -63,6 +63,8 @@ export async function waitForStatus(
 interface FakeAppOptions {
   defaultReply?: ReplySource;
   env?: Record<string, string>;
+  /** Passed to createDeps, e.g. a manual `clock` that drives deadlines and retry waits. */
+  overrides?: DepsOverrides;
 }
 
 interface FakeApp {
@@ -83,7 +85,7 @@ export function useAnthropicTestApp(options: FakeAppOptions = {}): FakeApp {
       ANTHROPIC_BASE_URL: url,
       ...options.env,
     }),
-    options.defaultReply,
+    options,
   );
 }
 
@@ -97,7 +99,7 @@ export function useOpenAiTestApp(options: FakeAppOptions = {}): FakeApp {
       OPENAI_BASE_URL: url,
       ...options.env,
     }),
-    options.defaultReply,
+    options,
   );
 }
 
@@ -105,12 +107,12 @@ function useFakeProviderApp(
   name: string,
   start: (options: { defaultReply?: ReplySource }) => Promise<FakeServer>,
   env: (url: string) => Record<string, string>,
-  defaultReply: ReplySource | undefined,
+  { defaultReply, overrides }: FakeAppOptions,
 ): FakeApp {
   const state: { fake?: FakeServer; t?: TestApp } = {};
   beforeAll(async () => {
     state.fake = await start(defaultReply ? { defaultReply } : {});
-    state.t = await buildTestApp(env(state.fake.url));
+    state.t = await buildTestApp(env(state.fake.url), overrides);
   });
   afterAll(async () => {
     await state.t?.close();

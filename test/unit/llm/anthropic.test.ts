@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type LlmRequest, responseText } from '../../../src/domain/llm.js';
 import type { LlmProvider } from '../../../src/domain/ports.js';
 import { createAnthropicProvider } from '../../../src/llm/anthropic.js';
+import { waitUntil } from '../../helpers/api-fixtures.js';
 import {
   errorBody,
   type FakeServer,
@@ -10,6 +11,7 @@ import {
   toolUseMessage,
 } from '../../helpers/fake-anthropic.js';
 import { providerFailure } from '../../helpers/provider-failure.js';
+import { createGate } from '../../helpers/scripted-model.js';
 
 const API_KEY = 'sk-ant-test-0123456789abcdef';
 const signal = new AbortController().signal;
@@ -156,7 +158,9 @@ describe('anthropic provider against the fake API', () => {
     const controller = new AbortController();
     const reason = new Error('node deadline');
     const pending = provider.complete(request(), { signal: controller.signal });
-    setTimeout(() => controller.abort(reason), 50);
+    // Aborted once the server holds the request (not after a guessed delay).
+    await waitUntil(() => fake.requests.length === 1, 'the request to reach the fake server');
+    controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
     expect(fake.requests).toHaveLength(1);
   });
@@ -254,9 +258,13 @@ describe('anthropic provider: bodies that are not a usable message', () => {
   it('an abort while the body is being read rethrows the signal reason', async () => {
     const controller = new AbortController();
     const reason = new Error('node deadline');
-    fake.enqueue({ body: textMessage('slow'), delayMs: 200 });
+    // The answer is held until the test lets it go: the abort comes while the client waits for it.
+    const held = createGate();
+    fake.enqueue(() => held.promise.then(() => ({ body: textMessage('slow') })));
     const pending = provider.complete(request(), { signal: controller.signal });
-    setTimeout(() => controller.abort(reason), 50);
+    await waitUntil(() => fake.requests.length === 1, 'the request to reach the fake server');
+    controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
+    held.open();
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type LlmRequest, responseText } from '../../../src/domain/llm.js';
 import type { LlmProvider } from '../../../src/domain/ports.js';
 import { createOpenAiProvider } from '../../../src/llm/openai.js';
+import { waitUntil } from '../../helpers/api-fixtures.js';
 import { chatError, chatText, chatToolCall, type FakeServer, startFakeOpenAi } from '../../helpers/fake-openai.js';
 import { providerFailure } from '../../helpers/provider-failure.js';
 
@@ -172,7 +173,9 @@ describe('openai-compatible provider against the fake server', () => {
     const controller = new AbortController();
     const reason = new Error('workflow cancelled');
     const pending = provider.complete(request(), { signal: controller.signal });
-    setTimeout(() => controller.abort(reason), 50);
+    // Aborted once the server holds the request (not after a guessed delay).
+    await waitUntil(() => fake.requests.length === 1, 'the request to reach the fake server');
+    controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
   });
 

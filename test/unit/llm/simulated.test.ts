@@ -5,6 +5,7 @@ import { type LlmRequest, responseText } from '../../../src/domain/llm.js';
 import type { Clock } from '../../../src/domain/ports.js';
 import { systemClock } from '../../../src/inproc/clock.js';
 import { createSimulatedProvider } from '../../../src/llm/simulated.js';
+import { createManualClock } from '../../helpers/manual-clock.js';
 
 /** Real sleeping, but counts calls so a test can prove the hot path sets no timer. */
 function countingClock(): Clock & { sleeps: number[] } {
@@ -162,22 +163,33 @@ describe('sim provider: scripts', () => {
 
 describe('sim provider: latency and abort', () => {
   it('waits latencyMs on the clock before answering', async () => {
-    const clock = countingClock();
+    const clock = createManualClock();
     const sim = createSimulatedProvider({ clock });
-    const started = performance.now();
-    await sim.complete(request({ simulate: { scriptKey: 'slow', latencyMs: 30 } }), { signal });
-    expect(performance.now() - started).toBeGreaterThanOrEqual(25);
-    expect(clock.sleeps).toEqual([30]);
+    let answered = false;
+    const answer = sim.complete(request({ simulate: { scriptKey: 'slow', latencyMs: 30 } }), { signal }).then((r) => {
+      answered = true;
+      return r;
+    });
+    await clock.advance(29);
+    expect(answered).toBe(false);
+    await clock.advance(1);
+    expect(answered).toBe(true);
+    expect(responseText(await answer)).toMatch(/^\[simulated sonnet\]/);
+    expect(clock.history.map((sleep) => sleep.ms)).toEqual([30]);
   });
 
   it('rejects with the signal reason when aborted during the latency, without consuming the script', async () => {
-    const sim = createSimulatedProvider({ clock: countingClock() });
+    const clock = createManualClock();
+    const sim = createSimulatedProvider({ clock });
     const controller = new AbortController();
     const reason = new Error('node timeout');
     const simulate = { scriptKey: 'abort', latencyMs: 10_000, responses: [{ text: 'first' }] };
     const pending = sim.complete(request({ simulate }), { signal: controller.signal });
-    setTimeout(() => controller.abort(reason), 10);
+    // Aborted while its latency is asleep on the clock (which never moves here).
+    expect(clock.pending.map((sleep) => sleep.ms)).toEqual([10_000]);
+    controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
+    expect(clock.pending).toEqual([]);
     const next = await sim.complete(request({ simulate: { ...simulate, latencyMs: 0 } }), { signal });
     expect(responseText(next)).toBe('first');
   });
