@@ -6,13 +6,9 @@ import { AppError, NotFoundError, ValidationError } from '../domain/errors.js';
 import type { WorkflowEvent } from '../domain/events.js';
 import { isTerminal } from '../domain/status.js';
 import { EventPageSchema, EventsQuerySchema, errorResponses, IdParamsSchema } from './schemas.js';
-import { toEventView } from './workflow-view.js';
+import { toEventFrame, toEventView } from './workflow-view.js';
 
 const BACKLOG_PAGE = 1000;
-
-function frame(event: WorkflowEvent): string {
-  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(toEventView(event))}\n\n`;
-}
 
 /** `Last-Event-ID` (sent by EventSource on reconnect) wins over `?after=`. */
 function resumePoint(request: FastifyRequest, after: number): number {
@@ -83,6 +79,13 @@ async function stream(
   let closed = false;
   const buffered: WorkflowEvent[] = [];
 
+  // Frames of one publication (a commit's events) go out in one write: one chunk, one syscall.
+  let unsent = '';
+  const flush = (): void => {
+    if (unsent === '' || res.writableEnded) return;
+    res.write(unsent);
+    unsent = '';
+  };
   const finish = (): void => {
     if (closed) return;
     closed = true;
@@ -90,11 +93,13 @@ async function stream(
     unsubscribe();
     clearInterval(keepAlive);
     open.delete(finish);
+    flush();
     if (!res.writableEnded) res.end();
   };
   const send = (event: WorkflowEvent): void => {
     if (closed || event.seq <= lastSent) return;
-    res.write(frame(event));
+    if (unsent === '') queueMicrotask(flush);
+    unsent += toEventFrame(event);
     lastSent = event.seq;
     if (event.type === 'workflowEnd') finish();
   };

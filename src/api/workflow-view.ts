@@ -120,3 +120,12 @@ export function toEventView(event: WorkflowEvent): EventView {
     payload: event.payload,
   };
 }
+
+/**
+ * One SSE frame of an event; its `data` is exactly `JSON.stringify(toEventView(event))`, written
+ * out directly because every event of every stream goes through here.
+ */
+export function toEventFrame(event: WorkflowEvent): string {
+  const data = `{"seq":${event.seq},"type":${JSON.stringify(event.type)},"nodeId":${JSON.stringify(event.nodeId)},"at":"${new Date(event.at).toISOString()}","payload":${JSON.stringify(event.payload)}}`;
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${data}\n\n`;
+}

@@ -17,6 +17,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import { redactDefinition } from './definition-redaction.js';
 import { checkDefinition } from './definition-rules.js';
 import { planWorkflow } from './plan.js';
+import { shareIdenticalSchemas } from './response-format.js';
 import { Run, type RunStart } from './run.js';
 import { createSemaphore } from './semaphore.js';
 import { cancelledError, type EngineServices, isShutdown, shuttingDownError } from './services.js';
@@ -148,6 +149,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
 
     async submit(tenantId, definition, idempotency) {
       if (stopping) throw shuttingDownError();
+      shareIdenticalSchemas(definition.root);
       checkDefinition(definition, {
         models: options.models,
         toolNames: new Set(options.tools.names()),

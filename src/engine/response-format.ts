@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { LRUCache } from 'lru-cache';
-import { DEFAULTS } from '../domain/definition.js';
+import { DEFAULTS, promptNodesOf, type WorkflowNode } from '../domain/definition.js';
 import { AppError } from '../domain/errors.js';
 import { formatPath, tooDeepPath } from '../domain/json-depth.js';
 import type { JsonSchema } from '../domain/llm.js';
@@ -97,7 +97,30 @@ export function validateAnswer(text: string, schema: JsonSchema): unknown {
   return value;
 }
 
+const instructions = new WeakMap<JsonSchema, string>();
+
 /** Appended to the system prompt so real models know the contract; part of the effective request. */
 export function responseFormatInstruction(schema: JsonSchema): string {
-  return `Respond with only a JSON value (no prose, no code fences) that satisfies this JSON Schema:\n${JSON.stringify(schema)}`;
+  let instruction = instructions.get(schema);
+  if (instruction === undefined) {
+    instruction = `Respond with only a JSON value (no prose, no code fences) that satisfies this JSON Schema:\n${JSON.stringify(schema)}`;
+    instructions.set(schema, instruction);
+  }
+  return instruction;
+}
+
+/**
+ * Identical responseFormat schemas of one definition (the same JSON text) become one object, at
+ * submission, so every per-schema cache — the budget check, the compiled validator, the instruction
+ * text — does its work once per distinct schema instead of once per step.
+ */
+export function shareIdenticalSchemas(root: WorkflowNode): void {
+  const byText = new Map<string, JsonSchema>();
+  for (const node of promptNodesOf(root).values()) {
+    if (node.responseFormat === undefined) continue;
+    const text = JSON.stringify(node.responseFormat);
+    const first = byText.get(text);
+    if (first === undefined) byText.set(text, node.responseFormat);
+    else node.responseFormat = first;
+  }
 }

@@ -47,8 +47,18 @@ const MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'depend
 const isSchema = (value: unknown): value is JsonSchema =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** Schema objects already found within the budget: a schema shared by many steps is walked once. */
+const withinBudget = new WeakSet<JsonSchema>();
+
 /** Every issue of the schema at `path` (empty when it fits the budget). */
 export function checkSchemaBudget(schema: JsonSchema, path: string): BudgetIssue[] {
+  if (withinBudget.has(schema)) return [];
+  const issues = budgetIssues(schema, path);
+  if (issues.length === 0) withinBudget.add(schema);
+  return issues;
+}
+
+function budgetIssues(schema: JsonSchema, path: string): BudgetIssue[] {
   const bytes = Buffer.byteLength(JSON.stringify(schema));
   if (bytes > SCHEMA_BUDGET.bytes) {
     return [{ path, message: `is ${bytes} bytes of JSON Schema; the limit is ${SCHEMA_BUDGET.bytes}` }];

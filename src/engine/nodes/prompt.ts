@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { PromptNode } from '../../domain/definition.js';
 import type { NodeHandler } from '../node-context.js';
 import { converse } from './conversation.js';
@@ -51,7 +52,18 @@ export const promptHandler: NodeHandler<PromptNode> = {
   },
 };
 
+/** Hashes by system text: the steps of a run (and runs of one definition) repeat the same few. */
+const hashes = new LRUCache<string, string>({
+  maxSize: 4 * 1024 * 1024,
+  sizeCalculation: (_, text) => text.length || 1,
+});
+
 /** Identifies the instructions an agent ran with without storing them in every span. */
 function instructionsHash(system: string): string {
-  return createHash('sha256').update(system).digest('hex').slice(0, 16);
+  let hash = hashes.get(system);
+  if (hash === undefined) {
+    hash = createHash('sha256').update(system).digest('hex').slice(0, 16);
+    hashes.set(system, hash);
+  }
+  return hash;
 }
