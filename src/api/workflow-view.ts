@@ -1,4 +1,4 @@
-import type { WorkflowEvent } from '../domain/events.js';
+import { payloadJson, type WorkflowEvent } from '../domain/events.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import { STATUS_SYMBOL } from '../domain/status.js';
 import type { EventView, NodeView, WorkflowSummary, WorkflowView } from './schemas.js';
@@ -126,6 +126,6 @@ export function toEventView(event: WorkflowEvent): EventView {
  * out directly because every event of every stream goes through here.
  */
 export function toEventFrame(event: WorkflowEvent): string {
-  const data = `{"seq":${event.seq},"type":${JSON.stringify(event.type)},"nodeId":${JSON.stringify(event.nodeId)},"at":"${new Date(event.at).toISOString()}","payload":${JSON.stringify(event.payload)}}`;
+  const data = `{"seq":${event.seq},"type":${JSON.stringify(event.type)},"nodeId":${JSON.stringify(event.nodeId)},"at":"${new Date(event.at).toISOString()}","payload":${payloadJson(event)}}`;
   return `id: ${event.seq}\nevent: ${event.type}\ndata: ${data}\n\n`;
 }

@@ -146,3 +146,19 @@ export interface EventEnvelope {
 }
 
 export type WorkflowEvent = EventEnvelope & EventBody;
+
+const payloadTexts = new WeakMap<WorkflowEvent, string>();
+
+/**
+ * `JSON.stringify(event.payload)`, computed once per event: the journal stores it and every SSE
+ * stream of the workflow sends it, so an event is serialised once however many read it live.
+ * Events are not changed after they are emitted, which is what makes the memo safe.
+ */
+export function payloadJson(event: WorkflowEvent): string {
+  let text = payloadTexts.get(event);
+  if (text === undefined) {
+    text = JSON.stringify(event.payload);
+    payloadTexts.set(event, text);
+  }
+  return text;
+}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ErrorInfoSchema, NotFoundError } from '../domain/errors.js';
-import { EventBodySchema, type WorkflowEvent } from '../domain/events.js';
+import { EventBodySchema, payloadJson, type WorkflowEvent } from '../domain/events.js';
 import type { ChangeSet } from '../domain/ports.js';
 import {
   type GenerationUsage,
@@ -156,7 +156,7 @@ export function createJournalRepo(db: Db): JournalRepo {
           }
           draft.firstEvent ??= e.seq;
           draft.events.push(
-            JSON.stringify({ seq: e.seq, nodeId: e.nodeId, at: e.at, type: e.type, payload: e.payload }),
+            `{"seq":${e.seq},"nodeId":${e.nodeId === null ? 'null' : JSON.stringify(e.nodeId)},"at":${e.at},"type":${JSON.stringify(e.type)},"payload":${payloadJson(e)}}`,
           );
           draft.lastEvent = e.seq;
         }
