@@ -6,14 +6,15 @@
  * `WorkflowStore.commit` (the group committer, one BEGIN IMMEDIATE per event-loop turn) into a real
  * SQLite file in os.tmpdir() (WAL, synchronous=NORMAL, checkpoints on a worker thread as deps.ts
  * runs them). Each change set is one engine step's span
- * writes, 4 of them: the end of the previous step's agent_span (with fields, json_set) and 3 inserts
- * (a handoff_span and a generation_span already ended, the step's new open agent_span). Building
- * the change sets (ids, objects) is inside the timed region, as it is in the engine.
- * spans_per_s counts inserted rows; span_writes_per_s counts inserts + ends.
+ * writes, 4 of them: the end of the previous step's agent_span (with fields) and 3 inserts (a
+ * handoff_span and a generation_span already ended, the step's new open agent_span), which the
+ * store appends as one journal row (src/store/journal.repo.ts). Building the change sets (ids,
+ * objects) is inside the timed region, as it is in the engine.
+ * spans_per_s counts inserted spans; span_writes_per_s counts inserts + ends.
  *
- * The reference, measured in the same run on a fresh file with the same schema: a bare
- * better-sqlite3 loop inserting the same number of similar rows (prepared statement, one
- * JSON.stringify per row) in ONE transaction: the ceiling for this machine.
+ * The reference, measured in the same run on a fresh file: a bare better-sqlite3 loop inserting the
+ * same number of similar rows, one row per span as spans were stored before the journal (prepared
+ * statement, one JSON.stringify per row), in ONE transaction.
  *
  * Env: BENCH_SPANS_WORKFLOWS (default 500), BENCH_SPANS_STEPS (default 140).
  */
@@ -168,8 +169,13 @@ function bareInsert(db: Db, rows: number): number {
   db.prepare(
     'INSERT INTO workflows (id, tenant_id, name, status, root_workflow_id, trace_id, definition, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   ).run(w.id, w.tenantId, w.name, w.status, w.id, w.traceId, JSON.stringify(definition), w.createdAt);
+  // The shape spans had as rows of their own table (before the journal, migrations/0008).
+  db.exec(`CREATE TABLE reference_spans (
+    trace_id TEXT NOT NULL, span_id TEXT NOT NULL, workflow_id TEXT NOT NULL, tenant_id TEXT NOT NULL, node_id TEXT,
+    parent_id TEXT, type TEXT NOT NULL, started_at INTEGER NOT NULL, ended_at INTEGER, status TEXT, error TEXT,
+    fields TEXT NOT NULL, PRIMARY KEY (trace_id, span_id)) WITHOUT ROWID`);
   const insert = db.prepare(
-    `INSERT INTO spans (span_id, trace_id, workflow_id, tenant_id, node_id, parent_id, type, started_at, ended_at, status, error, fields)
+    `INSERT INTO reference_spans (span_id, trace_id, workflow_id, tenant_id, node_id, parent_id, type, started_at, ended_at, status, error, fields)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const root = newSpanId();

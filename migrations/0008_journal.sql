@@ -3,9 +3,10 @@
 -- JSON arrays. The rowid orders rows, so commits append to the right edge of one B-tree instead of
 -- dirtying pages of the events and spans B-trees of every workflow in flight (bench/write-pattern.ts).
 --
---   events:     [{seq, nodeId, at, type, payload}, …]                 in seq order
---   spans:      [{spanId, nodeId, parentId, type, startedAt, endedAt, status, error, fields}   an insert
---                | {end, endedAt, status, error?, fields?}, …]       the end of a span inserted earlier
+--   events:     [[seq, nodeId, at, type, payload], …]                 in seq order
+--   spans:      [[spanId, nodeId, parentId, type, startedAt, endedAt, status, error, fields]   an insert
+--                | [spanId, endedAt, status, error, fields|null], …]  the end of a span inserted earlier
+-- (positional arrays: keys would be a third of the bytes; src/store/journal.repo.ts has their schemas)
 --   last_event: the highest event seq in the row (NULL when it has none), so a reader skips rows.
 --   calls … simulated_cost_usd: what the row's generation spans add to the workflow's usage (provider
 --     calls started, tokens and money spent, simulated money apart), so the totals of a workflow
@@ -34,16 +35,15 @@ CREATE INDEX workflows_by_root ON workflows (root_workflow_id, id) WHERE parent_
 -- What the old tables held moves over: one row per workflow for its events, one for its spans.
 INSERT INTO journal (workflow_id, tenant_id, last_event, events)
 SELECT workflow_id, tenant_id, max(seq),
-       json_group_array(json_object('seq', seq, 'nodeId', node_id, 'at', at, 'type', type, 'payload', json(payload)))
+       json_group_array(json_array(seq, node_id, at, type, json(payload)))
 FROM (SELECT * FROM events ORDER BY workflow_id, seq)
 GROUP BY workflow_id;
 
 -- Spans written before the `simulated` flag existed name their model only.
 INSERT INTO journal (workflow_id, tenant_id, spans, calls, tokens_in, tokens_out, cost_usd, simulated_cost_usd)
 SELECT workflow_id, tenant_id,
-       json_group_array(json_object(
-         'spanId', span_id, 'nodeId', node_id, 'parentId', parent_id, 'type', type, 'startedAt', started_at,
-         'endedAt', ended_at, 'status', status, 'error', json(error), 'fields', json(fields))),
+       json_group_array(json_array(
+         span_id, node_id, parent_id, type, started_at, ended_at, status, json(error), json(fields))),
        coalesce(sum(generation AND fields ->> '$.cache_hit' = 0), 0),
        coalesce(sum(CASE WHEN generation THEN fields ->> '$.tokens_in' END), 0),
        coalesce(sum(CASE WHEN generation THEN fields ->> '$.tokens_out' END), 0),
@@ -64,12 +64,12 @@ DROP TABLE events;
 -- journal directly). They scan it: fine for a look at a database, not for a report over millions.
 CREATE VIEW events AS
 SELECT j.workflow_id AS workflow_id,
-       e.value ->> '$.seq' AS seq,
+       e.value ->> '$[0]' AS seq,
        j.tenant_id AS tenant_id,
-       e.value ->> '$.type' AS type,
-       e.value ->> '$.nodeId' AS node_id,
-       e.value ->> '$.at' AS at,
-       e.value -> '$.payload' AS payload
+       e.value ->> '$[3]' AS type,
+       e.value ->> '$[1]' AS node_id,
+       e.value ->> '$[2]' AS at,
+       e.value -> '$[4]' AS payload
 FROM journal j, json_each(j.events) e
 WHERE j.events IS NOT NULL;
 
@@ -77,36 +77,36 @@ WHERE j.events IS NOT NULL;
 -- the service's own fold). Fields an end carries replace the insert's keys of the same name.
 CREATE VIEW spans AS
 WITH writes AS (
-  SELECT j.seq AS journal_seq, j.workflow_id, j.tenant_id, s.value AS v
+  SELECT j.seq AS journal_seq, j.workflow_id, j.tenant_id, s.value AS v, json_array_length(s.value) = 9 AS insert_write
   FROM journal j, json_each(j.spans) s
   WHERE j.spans IS NOT NULL
 ),
 ends AS (
-  SELECT v ->> '$.end' AS span_id, v,
-         row_number() OVER (PARTITION BY v ->> '$.end' ORDER BY journal_seq) AS nth
+  SELECT v ->> '$[0]' AS span_id, v,
+         row_number() OVER (PARTITION BY v ->> '$[0]' ORDER BY journal_seq) AS nth
   FROM writes
-  WHERE v ->> '$.end' IS NOT NULL
+  WHERE NOT insert_write
 ),
 opened AS (
   SELECT w.workflow_id, w.tenant_id, w.v, e.v AS ending,
-         (w.v ->> '$.status' IS NULL AND e.v IS NOT NULL) AS closed_later
+         (w.v ->> '$[6]' IS NULL AND e.v IS NOT NULL) AS closed_later
   FROM writes w
-  LEFT JOIN ends e ON e.span_id = w.v ->> '$.spanId' AND e.nth = 1
-  WHERE w.v ->> '$.spanId' IS NOT NULL
+  LEFT JOIN ends e ON e.span_id = w.v ->> '$[0]' AND e.nth = 1
+  WHERE w.insert_write
 )
 SELECT wf.trace_id AS trace_id,
-       o.v ->> '$.spanId' AS span_id,
+       o.v ->> '$[0]' AS span_id,
        o.workflow_id AS workflow_id,
        o.tenant_id AS tenant_id,
-       o.v ->> '$.nodeId' AS node_id,
-       o.v ->> '$.parentId' AS parent_id,
-       o.v ->> '$.type' AS type,
-       o.v ->> '$.startedAt' AS started_at,
-       CASE WHEN o.closed_later THEN o.ending ->> '$.endedAt' ELSE o.v ->> '$.endedAt' END AS ended_at,
-       CASE WHEN o.closed_later THEN o.ending ->> '$.status' ELSE o.v ->> '$.status' END AS status,
-       nullif(CASE WHEN o.closed_later THEN o.ending -> '$.error' ELSE o.v -> '$.error' END, 'null') AS error,
-       CASE WHEN o.closed_later AND o.ending -> '$.fields' IS NOT NULL
-            THEN json_patch(o.v -> '$.fields', o.ending -> '$.fields')
-            ELSE o.v -> '$.fields' END AS fields
+       o.v ->> '$[1]' AS node_id,
+       o.v ->> '$[2]' AS parent_id,
+       o.v ->> '$[3]' AS type,
+       o.v ->> '$[4]' AS started_at,
+       CASE WHEN o.closed_later THEN o.ending ->> '$[1]' ELSE o.v ->> '$[5]' END AS ended_at,
+       CASE WHEN o.closed_later THEN o.ending ->> '$[2]' ELSE o.v ->> '$[6]' END AS status,
+       nullif(CASE WHEN o.closed_later THEN o.ending -> '$[3]' ELSE o.v -> '$[7]' END, 'null') AS error,
+       CASE WHEN o.closed_later AND o.ending ->> '$[4]' IS NOT NULL
+            THEN json_patch(o.v -> '$[8]', o.ending -> '$[4]')
+            ELSE o.v -> '$[8]' END AS fields
 FROM opened o
 JOIN workflows wf ON wf.id = o.workflow_id;

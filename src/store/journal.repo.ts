@@ -31,35 +31,30 @@ interface JournalRow {
   spans: string | null;
 }
 
-/** An event as the journal stores it: the envelope's workflow and tenant are the row's. */
-const StoredEventSchema = z.object({
-  seq: z.number().int(),
-  nodeId: z.string().nullable(),
-  at: z.number(),
-  type: z.string(),
-  payload: z.unknown(),
-});
+/**
+ * Journal entries are positional arrays, not objects: a step writes several of them, and keys
+ * would be a third of the bytes. The zod tuples below are the one description of each position.
+ *   event:       [seq, nodeId, at, type, payload]
+ *   span insert: [spanId, nodeId, parentId, type, startedAt, endedAt, status, error, fields]
+ *   span end:    [spanId, endedAt, status, error, fields]   (fields may be null: nothing replaced)
+ */
+const StoredEventSchema = z.tuple([z.number().int(), z.string().nullable(), z.number(), z.string(), z.unknown()]);
 
-/** A span insert (the whole record, open or closed) or the end of a span inserted earlier. */
+const StoredErrorSchema = ErrorInfoSchema.nullable();
+const StoredFieldsSchema = z.record(z.string(), z.unknown());
 const StoredSpanSchema = z.union([
-  z.object({
-    spanId: z.string(),
-    nodeId: z.string().nullable(),
-    parentId: z.string().nullable(),
-    type: SpanTypeSchema,
-    startedAt: z.number(),
-    endedAt: z.number().nullable(),
-    status: SpanStatusSchema.nullable(),
-    error: ErrorInfoSchema.nullable(),
-    fields: z.record(z.string(), z.unknown()),
-  }),
-  z.object({
-    end: z.string(),
-    endedAt: z.number(),
-    status: SpanStatusSchema,
-    error: ErrorInfoSchema.nullable().optional(),
-    fields: z.record(z.string(), z.unknown()).optional(),
-  }),
+  z.tuple([
+    z.string(),
+    z.string().nullable(),
+    z.string().nullable(),
+    SpanTypeSchema,
+    z.number(),
+    z.number().nullable(),
+    SpanStatusSchema.nullable(),
+    StoredErrorSchema,
+    StoredFieldsSchema,
+  ]),
+  z.tuple([z.string(), z.number(), SpanStatusSchema, StoredErrorSchema, StoredFieldsSchema.nullable()]),
 ]);
 
 const StoredEventsSchema = z.array(StoredEventSchema);
@@ -120,8 +115,8 @@ export function createJournalRepo(db: Db): JournalRepo {
   );
   const selectRequestsSent = db
     .prepare<[string], number | null>(
-      `SELECT sum(e.value ->> '$.payload.requests') FROM journal j, json_each(j.events) e
-       WHERE j.workflow_id = ? AND j.events IS NOT NULL AND e.value ->> '$.type' = 'agentPromptEnd'`,
+      `SELECT sum(e.value ->> '$[4].requests') FROM journal j, json_each(j.events) e
+       WHERE j.workflow_id = ? AND j.events IS NOT NULL AND e.value ->> '$[3]' = 'agentPromptEnd'`,
     )
     .pluck();
   /** Events of an unknown workflow, or not after the ones stored, fail the change set (engine bugs). */
@@ -156,7 +151,7 @@ export function createJournalRepo(db: Db): JournalRepo {
           }
           draft.firstEvent ??= e.seq;
           draft.events.push(
-            `{"seq":${e.seq},"nodeId":${e.nodeId === null ? 'null' : JSON.stringify(e.nodeId)},"at":${e.at},"type":${JSON.stringify(e.type)},"payload":${payloadJson(e)}}`,
+            `[${e.seq},${e.nodeId === null ? 'null' : JSON.stringify(e.nodeId)},${e.at},${JSON.stringify(e.type)},${payloadJson(e)}]`,
           );
           draft.lastEvent = e.seq;
         }
@@ -195,15 +190,15 @@ export function createJournalRepo(db: Db): JournalRepo {
     events(workflowId, after, limit) {
       const out: WorkflowEvent[] = [];
       for (const row of selectEventRows.iterate(workflowId, after)) {
-        for (const stored of StoredEventsSchema.parse(JSON.parse(row.events as string))) {
-          if (stored.seq <= after) continue;
+        for (const [seq, nodeId, at, type, payload] of StoredEventsSchema.parse(JSON.parse(row.events as string))) {
+          if (seq <= after) continue;
           out.push({
             workflowId: row.workflow_id,
             tenantId: row.tenant_id,
-            seq: stored.seq,
-            nodeId: stored.nodeId,
-            at: stored.at,
-            ...EventBodySchema.parse({ type: stored.type, payload: stored.payload }),
+            seq,
+            nodeId,
+            at,
+            ...EventBodySchema.parse({ type, payload }),
           });
           if (out.length >= limit) return out;
         }
@@ -224,22 +219,31 @@ export function createJournalRepo(db: Db): JournalRepo {
       for (const { id, traceId } of workflows) {
         for (const row of selectSpanRows.iterate(id)) {
           for (const stored of StoredSpansSchema.parse(JSON.parse(row.spans as string))) {
-            if ('end' in stored) {
-              const span = byId.get(stored.end);
+            if (stored.length === 5) {
+              const [spanId, endedAt, status, error, fields] = stored;
+              const span = byId.get(spanId);
               // An end only closes an open span: a second end (or one of an unknown span) changes nothing.
               if (span === undefined || span.status !== null) continue;
-              span.endedAt = stored.endedAt;
-              span.status = stored.status;
-              span.error = stored.error ?? null;
-              if (stored.fields) span.fields = { ...span.fields, ...stored.fields } as SpanRecord['fields'];
+              span.endedAt = endedAt;
+              span.status = status;
+              span.error = error;
+              if (fields) span.fields = { ...span.fields, ...fields } as SpanRecord['fields'];
               continue;
             }
-            byId.set(stored.spanId, {
-              ...stored,
+            const [spanId, nodeId, parentId, type, startedAt, endedAt, status, error, fields] = stored;
+            byId.set(spanId, {
+              spanId,
               traceId,
               workflowId: row.workflow_id,
               tenantId: row.tenant_id,
-              fields: stored.fields as SpanRecord['fields'],
+              nodeId,
+              parentId,
+              type,
+              startedAt,
+              endedAt,
+              status,
+              error,
+              fields: fields as SpanRecord['fields'],
             });
           }
         }
@@ -283,23 +287,17 @@ function encodeSpan(write: SpanWrite): string {
     if ((s.endedAt === null) !== (s.status === null)) {
       throw new Error(`span ${s.spanId}: endedAt ${s.endedAt} with status ${s.status}`);
     }
-    return JSON.stringify({
-      spanId: s.spanId,
-      nodeId: s.nodeId,
-      parentId: s.parentId,
-      type: s.type,
-      startedAt: s.startedAt,
-      endedAt: s.endedAt,
-      status: s.status,
-      error: storedError(s.error),
-      fields: s.fields,
-    });
+    return JSON.stringify([
+      s.spanId,
+      s.nodeId,
+      s.parentId,
+      s.type,
+      s.startedAt,
+      s.endedAt,
+      s.status,
+      storedError(s.error),
+      s.fields,
+    ]);
   }
-  return JSON.stringify({
-    end: write.spanId,
-    endedAt: write.endedAt,
-    status: write.status,
-    error: write.error === undefined ? undefined : storedError(write.error),
-    fields: write.fields,
-  });
+  return JSON.stringify([write.spanId, write.endedAt, write.status, storedError(write.error), write.fields ?? null]);
 }

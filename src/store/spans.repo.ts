@@ -29,7 +29,7 @@ interface TraceRow {
 const SPAN_COUNT = `(SELECT count(*) FROM journal j, json_each(j.spans) s
   WHERE j.workflow_id IN (SELECT w.id UNION ALL
                           SELECT c.id FROM workflows c WHERE c.root_workflow_id = w.id AND c.parent_workflow_id IS NOT NULL)
-    AND j.spans IS NOT NULL AND s.value ->> '$.spanId' IS NOT NULL)`;
+    AND j.spans IS NOT NULL AND json_array_length(s.value) = 9)`;
 
 const ROOT_COLUMNS = 'w.id, w.trace_id, w.name, w.correlation_id, w.status, w.created_at, w.ended_at';
 const TRACE_COLUMNS = `${ROOT_COLUMNS}, ${SPAN_COUNT} AS span_count`;
