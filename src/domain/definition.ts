@@ -268,4 +268,6 @@ export const DEFAULTS = {
   /** Containers nested in any JSON a client or a model sends (a request body, an answer). */
   maxJsonDepth: 64,
   reflection: { maxAttempts: 3, retryDelayMs: 0 },
+  /** Children an agent may spawn per minute in one workflow tree (DESIGN §10). */
+  spawnsPerMinute: 10,
 } as const;

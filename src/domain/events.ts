@@ -95,8 +95,32 @@ export const EVENT_SCHEMAS = {
     collapsed: z.boolean().optional().describe('Waited on an identical call in flight.'),
   }),
   cacheMiss: z.object({ key: z.string(), node }),
-  // Emitted by capabilities that come later (spawning, human checkpoints): their shapes are open.
-  spawnRequested: z.record(z.string(), z.unknown()),
+  spawnRequested: z.object({
+    node,
+    requestId: z.string(),
+    childWorkflowId: z.string(),
+    name: z.string().describe('The name the agent gave the spawned workflow.'),
+  }),
+  guardIntervention: z.object({
+    node,
+    agent: z.string(),
+    model: z.string(),
+    retrievals: z.int().min(0).describe('Retrievals made when the model tried to finalize.'),
+    minCalls: z.int().min(1),
+    turnsLeft: z.int().min(0),
+    auto: z.boolean().describe('Applied by `guard.auto`: the model under-engages on this task type.'),
+  }),
+  retrievalEnd: z.object({
+    node,
+    agent: z.string(),
+    model: z.string(),
+    mode: z.enum(['tools', 'json-actions']),
+    retrievalCalls: z.int().min(0),
+    steps: z.int().min(0),
+    loopExhausted: z.boolean(),
+    haltReason: z.enum(['finalized', 'budget_exhausted', 'error']),
+  }),
+  // Emitted by capabilities that come later (human checkpoints): its shape is open.
   checkpoint: z.record(z.string(), z.unknown()),
 } as const;
 
@@ -126,6 +150,8 @@ export const EventBodySchema = z.discriminatedUnion('type', [
   body('cacheHit'),
   body('cacheMiss'),
   body('spawnRequested'),
+  body('guardIntervention'),
+  body('retrievalEnd'),
   body('checkpoint'),
 ]);
 

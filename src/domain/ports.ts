@@ -13,6 +13,7 @@ import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from './rec
 import type { ReflectionEntry } from './reflection.js';
 import type { GenerationUsage, SpanWrite, TraceFilter, TraceRecord, TraceSummary } from './spans.js';
 import type { Status } from './status.js';
+import type { RetrievalRunRecord, ToolCallRecord } from './tool-analytics.js';
 
 /**
  * The ports: what the engine and the API need from the outside world. Adapters implement them;
@@ -58,6 +59,13 @@ export interface ChildLauncher {
    * returns its record; limits of the parent's tree (depth, children, descendants) are checked here.
    */
   create(request: { nodeId: string; definition: WorkflowDefinition }): Promise<WorkflowRecord>;
+  /**
+   * A child an agent asked for (`request_spawn_workflow`): created under `nodeId` without being
+   * attached to it (a node may spawn several), its `spawnRequested` event and rows committed before
+   * this resolves. Refuses (AppError LIMIT_EXCEEDED, naming the limit) past the tree's limits or the
+   * spawn rate of its root.
+   */
+  spawn(request: { nodeId: string; definition: WorkflowDefinition; requestedName: string }): Promise<WorkflowRecord>;
   /** A child created by an earlier execution (a resumed run finds it instead of creating another). */
   find(childId: string): Promise<WorkflowRecord>;
   /** Runs a child (created now or found after a restart) to a terminal state under the parent's signal. */
@@ -97,6 +105,10 @@ export interface ChangeSet {
   /** What those span writes add to their workflows' generation usage (the engine's SpanRecorder
    * counts it): summed by `TraceStore.generationUsage` without reading the spans back. */
   usage?: GenerationUsage[];
+  /** Tool calls made in this change set's steps (DESIGN §10 analytics). */
+  toolCalls?: ToolCallRecord[];
+  /** Prompt runs with `retrieval` that ended in this change set: how the model engaged. */
+  retrievalRuns?: RetrievalRunRecord[];
 }
 
 export interface WorkflowFilter {
@@ -144,6 +156,10 @@ export interface WorkflowStore {
   resumable(): Promise<Array<{ id: string; tenantId: string }>>;
   /** Deletes idempotency keys created before `before` (epoch ms); returns how many. */
   pruneIdempotencyKeys(before: number): Promise<number>;
+  /** Children of a workflow and descendants of its root (spawn limits). */
+  treeCounts(workflowId: string, rootWorkflowId: string): Promise<{ children: number; descendants: number }>;
+  /** Child workflows of a parent that are not terminal (a resumed run waits for its spawned ones). */
+  unfinishedChildren(parentWorkflowId: string): Promise<WorkflowRecord[]>;
   /** Unscoped (callers check the tenant through `get`): a workflow's reflection history, oldest first. */
   reflections(workflowId: string): Promise<ReflectionEntry[]>;
 }

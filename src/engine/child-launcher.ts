@@ -15,7 +15,7 @@ export function createChildLauncher(
   view: RunView,
   records: ReadonlyMap<string, NodeRecord>,
   journal: RunJournal,
-  services: Pick<EngineServices, 'store' | 'clock' | 'runChild'>,
+  services: Pick<EngineServices, 'store' | 'clock' | 'runChild' | 'spawns'>,
 ): ChildLauncher {
   return {
     async create({ nodeId, definition }) {
@@ -41,6 +41,56 @@ export function createChildLauncher(
       return planned.workflow;
     },
 
+    spawn({ nodeId, definition, requestedName }) {
+      const parent = view.workflow;
+      const root = parent.rootWorkflowId;
+      const { limits } = view;
+      const { spawns } = services;
+      return spawns.serialize(root, async () => {
+        const record = records.get(nodeId);
+        if (!record) throw new AppError('INTERNAL', `node ${nodeId} has no record`);
+        if (parent.depth + 1 > limits.maxDepth) {
+          throw refusal(`spawned workflows may nest at most ${limits.maxDepth} deep (maxDepth)`);
+        }
+        if (spawns.inLastMinute(root) >= spawns.limitPerMinute) {
+          throw refusal(
+            `this workflow tree spawned ${spawns.limitPerMinute} workflows in the last minute (rate limit)`,
+          );
+        }
+        const counts = await services.store.treeCounts(parent.id, root);
+        if (counts.children >= limits.maxChildren) {
+          throw refusal(
+            `this workflow already has ${counts.children} child workflows (maxChildren ${limits.maxChildren})`,
+          );
+        }
+        if (counts.descendants >= limits.maxDescendants) {
+          throw refusal(
+            `this workflow tree already has ${counts.descendants} descendant workflows (maxDescendants ${limits.maxDescendants})`,
+          );
+        }
+        const planned = planWorkflow(definition, {
+          tenantId: parent.tenantId,
+          now: services.clock.now(),
+          parent: { workflow: parent, nodeId },
+        });
+        journal.addWorkflow(planned);
+        journal.emit(nodeId, {
+          type: 'spawnRequested',
+          payload: {
+            node: record.name,
+            requestId: planned.workflow.id,
+            childWorkflowId: planned.workflow.id,
+            name: requestedName,
+          },
+        });
+        journal.emit(nodeId, { type: 'treeUpdated', payload: { node: record.name } });
+        // Committed inside the queue step: the next spawn of the tree counts this child.
+        await journal.commit();
+        spawns.record(root);
+        return planned.workflow;
+      });
+    },
+
     async find(childId) {
       const child: WorkflowRecord | undefined = await services.store.getById(childId);
       if (!child) throw new AppError('INTERNAL', `child workflow ${childId} has no row`);
@@ -51,4 +101,8 @@ export function createChildLauncher(
       return services.runChild(child, signal, parentSpan);
     },
   };
+}
+
+function refusal(message: string): AppError {
+  return new AppError('LIMIT_EXCEEDED', message);
 }

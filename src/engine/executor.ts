@@ -1,5 +1,6 @@
 import type { ResponseCache } from '../domain/cache.js';
 import type { WorkflowDefinition } from '../domain/definition.js';
+import { DEFAULTS } from '../domain/definition.js';
 import type {
   Clock,
   CreateResult,
@@ -21,6 +22,7 @@ import { shareIdenticalSchemas } from './response-format.js';
 import { Run, type RunStart } from './run.js';
 import { createSemaphore } from './semaphore.js';
 import { cancelledError, type EngineServices, isShutdown, shuttingDownError } from './services.js';
+import { SpawnLedger } from './spawn-ledger.js';
 import type { RetryPolicy } from './transport-retry.js';
 
 /** What the API layer asks of the engine. */
@@ -89,6 +91,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     retry: options.retry,
     maxNodeOutputBytes: options.maxNodeOutputBytes,
     isStopping: () => stopping,
+    spawns: new SpawnLedger(DEFAULTS.spawnsPerMinute, () => clock.now()),
     runChild: (child, parentSignal, parentSpan) => execute(child, parentSignal, undefined, parentSpan),
     onError: options.onError,
   };

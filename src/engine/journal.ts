@@ -4,6 +4,7 @@ import type { ChangeSet, NewWorkflow, TenantEfficiencyRecord, TenantRewardRecord
 import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
 import type { SpanStatus, SpanType } from '../domain/spans.js';
+import type { RetrievalRunRecord, ToolCallRecord } from '../domain/tool-analytics.js';
 import type { Journal, SpanEnd, SpanStart } from './node-context.js';
 import { type EngineServices, isShutdown } from './services.js';
 import { SpanRecorder } from './span-recorder.js';
@@ -69,6 +70,14 @@ export class RunJournal implements Journal {
 
   addReflectionOutcome(id: string, success: boolean): void {
     this.pending.reflectionOutcomes.push({ id, success });
+  }
+
+  addToolCall(call: ToolCallRecord): void {
+    this.pending.toolCalls.push(call);
+  }
+
+  addRetrievalRun(run: RetrievalRunRecord): void {
+    this.pending.retrievalRuns.push(run);
   }
 
   addMetrics(efficiency: TenantEfficiencyRecord[], rewards: TenantRewardRecord[]): void {
@@ -150,6 +159,8 @@ function emptyChanges(): Required<ChangeSet> {
     reflectionOutcomes: [],
     spans: [],
     usage: [],
+    toolCalls: [],
+    retrievalRuns: [],
     efficiency: [],
     rewards: [],
   };

@@ -13,6 +13,8 @@ import type { ChildLauncher, Clock, NewWorkflow, ResolvedModel } from '../domain
 import type { NodePatch, NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionLevel, ReflectionResolution } from '../domain/reflection.js';
 import type { SpanFieldsByType, SpanStatus, SpanType } from '../domain/spans.js';
+import type { RetrievalRunRecord } from '../domain/tool-analytics.js';
+import type { RetrievedChunk } from '../tools/tool.js';
 import type { Deadline } from './deadline.js';
 import type { TemplateScope } from './templates.js';
 
@@ -66,6 +68,8 @@ export interface Journal {
   emit(nodeId: string | null, event: EventBody): void;
   patchNode(record: NodeRecord, patch: Omit<NodePatch, 'id'>): void;
   addWorkflow(created: NewWorkflow): void;
+  /** A prompt run with `retrieval` ended: how its model engaged (DESIGN §10). */
+  addRetrievalRun(run: RetrievalRunRecord): void;
   /**
    * Runs `work` inside a span that ends `ok` with it, `error` when it throws, `interrupted` when the
    * service stops under it; `end` supplies what is known only at the end (tokens, a tool's failure).
@@ -121,15 +125,26 @@ export interface ModelGateway {
 }
 
 /** The tools of a node's agent: a call outside `allowed` is refused back to the model, not run. */
+/** Where a tool call comes from: the node, the agent's allowed tools, and what the call may use. */
+export interface ToolCallSite {
+  record: NodeRecord;
+  allowed: ReadonlySet<string>;
+  parentSpan: string;
+  agent: string;
+  /** provider/model of the call that asked for the tool (tool analytics). */
+  model: string;
+  /** The prompt's corpus, when it has `retrieval`: what `retrieve` searches. */
+  retrieve?: (query: string) => Promise<RetrievedChunk[]>;
+}
+
 export interface ToolBox {
   /** The Anthropic-format definitions of the named tools, sorted by name (stable cache keys). */
   definitions(names: readonly string[]): ToolDefinition[];
-  invoke(
-    use: ToolUseBlock,
-    record: NodeRecord,
-    allowed: ReadonlySet<string>,
-    parentSpan: string,
-  ): Promise<ToolResultBlock>;
+  /**
+   * Runs one tool call: a function_span, a toolInvocation event and a tool_calls row; a tool
+   * outside `allowed`, invalid input or a refused action is a tool-result error, never a throw.
+   */
+  invoke(use: ToolUseBlock, site: ToolCallSite): Promise<ToolResultBlock & { output: unknown }>;
 }
 
 /** Inputs a workflow-level reflection may revise for the next attempt (DESIGN §5). */

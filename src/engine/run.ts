@@ -20,6 +20,7 @@ import type { Limits, NodeAttempt, NodeContext, RunView } from './node-context.j
 import { handlerOf } from './nodes/table.js';
 import { ReflectionLedger } from './reflection-ledger.js';
 import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
+import { SpawnedChildren } from './spawned-children.js';
 import { MISSING, type TemplateScope } from './templates.js';
 import { RunToolBox } from './tool-box.js';
 
@@ -46,6 +47,8 @@ export class Run implements RunView {
   readonly templateScope: TemplateScope;
   private readonly controller = new AbortController();
   private readonly deadlines: RunDeadlines;
+  /** Children the agents spawned: the run ends after them (and they end with the run's signal). */
+  private readonly spawned: SpawnedChildren;
   private readonly journal: RunJournal;
   private readonly reflections: ReflectionLedger;
   private readonly context: NodeContext;
@@ -79,12 +82,14 @@ export class Run implements RunView {
     this.journal = new RunJournal(workflow, start.lastSeq, services);
     this.reflections = new ReflectionLedger(this, this.journal, () => services.clock.now(), start.reflections);
     const budget = { sent: start.requestsSent ?? 0, limit: this.limits.maxLlmCalls };
+    const children = createChildLauncher(this, this.nodes, this.journal, services);
+    this.spawned = new SpawnedChildren(children, this.controller.signal, services.onError);
     this.context = {
       view: this,
       journal: this.journal,
       models: new RunModelGateway(this.journal, services, workflow.tenantId, budget),
-      children: createChildLauncher(this, this.nodes, this.journal, services),
-      tools: new RunToolBox(this.journal, this, services.tools, () => services.clock.now()),
+      children,
+      tools: new RunToolBox(this.journal, this, children, this.spawned, services),
       reflections: this.reflections,
       clock: services.clock,
       deadlines: this.deadlines,
@@ -153,11 +158,18 @@ export class Run implements RunView {
         startedAt: rootStart,
       });
     }
+    this.spawned.follow(deadline.signal);
     try {
+      // Spawned children a dead execution left running go on under this one.
+      if (this.startSeq > 0) await this.resumeSpawned(root);
       const output = await this.runNode(this.definition.root, deadline.signal, root);
+      await this.spawned.settled();
       this.journal.closeSpan(root, 'ok');
       await this.finish('completed', output, null);
     } catch (err) {
+      // Nothing the run started outlives it: spawned children stop with the reason it stops.
+      this.spawned.stop(isShutdown(err) || isCancellation(err) ? (err as AppError) : cancelledError());
+      await this.spawned.settled();
       if (isShutdown(err)) {
         this.journal.closeSpan(root, 'interrupted');
         await this.journal.commit();
@@ -172,6 +184,14 @@ export class Run implements RunView {
       parentSignal?.removeEventListener('abort', onParentAbort);
     }
     await this.journal.commit();
+  }
+
+  private async resumeSpawned(parentSpan: string): Promise<void> {
+    const attached = new Set<string>();
+    for (const node of this.nodes.values()) if (node.childWorkflowId) attached.add(node.childWorkflowId);
+    for (const child of await this.services.store.unfinishedChildren(this.workflow.id)) {
+      if (!attached.has(child.id)) this.spawned.launch(child, parentSpan);
+    }
   }
 
   /** The attempt loop of one node (DESIGN §4, §5): run its handler, record the result, retry when told. */

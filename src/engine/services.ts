@@ -4,6 +4,7 @@ import type { Clock, EventBus, MetricsStore, ModelCatalog, WorkflowStore } from 
 import type { WorkflowRecord } from '../domain/records.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Semaphore } from './semaphore.js';
+import type { SpawnLedger } from './spawn-ledger.js';
 import type { RetryPolicy } from './transport-retry.js';
 
 /** What a run needs from the executor that owns it. */
@@ -22,6 +23,8 @@ export interface EngineServices {
   maxNodeOutputBytes: number;
   /** True once shutdown began: no new node or model call starts. */
   isStopping(): boolean;
+  /** Spawn rate and ordering per workflow tree, shared by every run of this process. */
+  spawns: SpawnLedger;
   /** Runs a child workflow to a terminal state under the parent's signal. */
   runChild(child: WorkflowRecord, parentSignal: AbortSignal, parentSpan: string): Promise<WorkflowRecord>;
   /** Reports an unexpected error (a bug or an I/O failure), which the run turns into INTERNAL. */

@@ -1,52 +1,61 @@
+import type { WorkflowDefinition } from '../domain/definition.js';
+import { AppError } from '../domain/errors.js';
 import type { ToolDefinition, ToolResultBlock, ToolUseBlock } from '../domain/llm.js';
-import type { NodeRecord } from '../domain/records.js';
+import type { ChildLauncher } from '../domain/ports.js';
+import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import { redactValue } from '../domain/redact.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import { asData, type ToolResult } from '../tools/registry.js';
+import { type SpawnReceipt, type ToolContext, ToolRefusal } from '../tools/tool.js';
 import type { RunJournal } from './journal.js';
-import type { RunView, ToolBox } from './node-context.js';
+import type { RunView, ToolBox, ToolCallSite } from './node-context.js';
+import type { EngineServices } from './services.js';
+
+/** What the tool box needs of its run: where spawned children run, under the run's signal. */
+export interface SpawnHost {
+  /** Starts the child's run and keeps it: the parent does not end before its spawned children. */
+  launch(child: WorkflowRecord, parentSpan: string): void;
+}
 
 /**
- * The tools of one run: each call is a function_span and a toolInvocation event; a tool outside the
- * agent's list is refused back to the model as a tool-result error, never run (DESIGN §10).
+ * The tools of one run (DESIGN §10): each call is a function_span, a toolInvocation event and a
+ * tool_calls row; a tool outside the agent's list is refused back to the model as a tool-result
+ * error, never run. The ToolContext it builds is the whole of what a tool may touch: this
+ * workflow's records, this tenant's cache entries, spawning under the calling node, the prompt's
+ * corpus.
  */
 export class RunToolBox implements ToolBox {
   constructor(
     private readonly journal: RunJournal,
     private readonly view: RunView,
-    private readonly registry: ToolRegistry,
-    private readonly now: () => number,
+    private readonly children: ChildLauncher,
+    private readonly host: SpawnHost,
+    private readonly services: Pick<EngineServices, 'tools' | 'cache' | 'clock' | 'onError'>,
   ) {}
 
   definitions(names: readonly string[]): ToolDefinition[] {
-    return this.registry.definitions(names);
+    return this.services.tools.definitions(names);
   }
 
-  async invoke(
-    use: ToolUseBlock,
-    record: NodeRecord,
-    allowed: ReadonlySet<string>,
-    parentSpan: string,
-  ): Promise<ToolResultBlock> {
-    const started = this.now();
+  async invoke(use: ToolUseBlock, site: ToolCallSite): Promise<ToolResultBlock & { output: unknown }> {
+    const { record } = site;
+    const { clock, tools } = this.services;
+    const started = clock.now();
     const input = redactValue(use.input);
     const span = {
       type: 'function_span' as const,
-      parentId: parentSpan,
+      parentId: site.parentSpan,
       nodeId: record.id,
       fields: { function_name: use.name, arguments: input, result: null, success: false },
     };
     const result = await this.journal.withSpan(
       span,
-      async () =>
-        allowed.has(use.name)
-          ? this.registry.run(use.name, use.input, {
-              workflow: this.view.workflow,
-              node: record,
-              nodes: this.view.nodes,
-            })
-          : refused(use.name),
+      async (spanId) =>
+        site.allowed.has(use.name) ? tools.run(use.name, use.input, this.context(site, spanId)) : refused(use.name),
       (r) => ({ fields: { result: r.output, success: !r.isError }, status: r.isError ? 'error' : 'ok' }),
     );
+    if (result.fault !== undefined)
+      this.services.onError(result.fault, { workflowId: this.view.workflow.id, tool: use.name });
+    const latencyMs = clock.now() - started;
     this.journal.emit(record.id, {
       type: 'toolInvocation',
       payload: {
@@ -55,16 +64,79 @@ export class RunToolBox implements ToolBox {
         input,
         output: result.output,
         isError: result.isError,
-        duration: this.now() - started,
+        duration: latencyMs,
       },
     });
-    const block: ToolResultBlock = { type: 'tool_result', tool_use_id: use.id, content: result.content };
+    this.journal.addToolCall({
+      tenantId: this.view.workflow.tenantId,
+      workflowId: this.view.workflow.id,
+      nodeId: record.id,
+      tool: use.name,
+      agent: site.agent,
+      model: site.model,
+      success: !result.isError,
+      latencyMs,
+      resultBytes: Buffer.byteLength(result.content),
+      at: started,
+    });
+    const block: ToolResultBlock & { output: unknown } = {
+      type: 'tool_result',
+      tool_use_id: use.id,
+      content: result.content,
+      output: result.output,
+    };
     if (result.isError) block.is_error = true;
     return block;
   }
+
+  private context(site: ToolCallSite, spanId: string): ToolContext {
+    const { workflow, nodes } = this.view;
+    const record = site.record;
+    return {
+      tenantId: workflow.tenantId,
+      workflowId: workflow.id,
+      node: record,
+      nodes,
+      cacheEntry: (key) => this.services.cache.info(workflow.tenantId, key),
+      spawn: (request) => this.spawn(record, site.agent, request, spanId),
+      retrieve: async (query) => {
+        if (!site.retrieve) throw new ToolRefusal('this prompt has no corpus (retrieval is not configured)');
+        return site.retrieve(query);
+      },
+    };
+  }
+
+  /** A prompt step by the same agent, its user message the description (as data: no templates). */
+  private async spawn(
+    record: NodeRecord,
+    agentName: string,
+    request: { name: string; description: string },
+    parentSpan: string,
+  ): Promise<SpawnReceipt> {
+    const parent = this.view.definition;
+    const agent = this.view.agent(agentName);
+    if (!agent) throw new ToolRefusal(`agent "${agentName}" is not defined`);
+    const definition: WorkflowDefinition = {
+      name: request.name,
+      input: { task: request.description },
+      agents: { [agentName]: agent },
+      root: { type: 'prompt', name: 'spawned', agent: agentName, user: '{{input.task}}' },
+    };
+    if (parent.options) definition.options = { ...parent.options };
+    if (this.view.workflow.correlationId) definition.correlationId = this.view.workflow.correlationId;
+    let child: WorkflowRecord;
+    try {
+      child = await this.children.spawn({ nodeId: record.id, definition, requestedName: request.name });
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'LIMIT_EXCEEDED') throw new ToolRefusal(err.message);
+      throw err;
+    }
+    this.host.launch(child, parentSpan);
+    return { requestId: child.id, workflowId: child.id, status: 'running' };
+  }
 }
 
-function refused(name: string) {
+function refused(name: string): ToolResult {
   const output = { error: `tool "${name}" is not available to this agent` };
-  return { content: JSON.stringify(output), isError: true, output };
+  return { content: asData(name, output), isError: true, output };
 }

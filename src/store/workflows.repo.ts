@@ -17,6 +17,7 @@ import { createJournalRepo } from './journal.repo.js';
 import { decodeKeyset, encodeKeyset } from './keyset.js';
 import { createMetricsRows } from './metrics.repo.js';
 import { createReflectionsRepo } from './reflections.repo.js';
+import { createToolAnalyticsRows } from './tool-analytics.repo.js';
 import {
   type IdempotencyRow,
   NODE_COLUMNS,
@@ -154,6 +155,15 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
   const patchNode = createPatcher(db, 'nodes', NODE_PATCH_FIELDS);
   const reflectionRows = createReflectionsRepo(db);
   const metricsRows = createMetricsRows(db);
+  const toolAnalyticsRows = createToolAnalyticsRows(db);
+  const selectTreeCounts = db.prepare<[string, string], { children: number; descendants: number }>(
+    `SELECT (SELECT count(*) FROM workflows WHERE parent_workflow_id = ?) AS children,
+            (SELECT count(*) FROM workflows WHERE root_workflow_id = ? AND parent_workflow_id IS NOT NULL) AS descendants`,
+  );
+  const selectUnfinishedChildren = db.prepare<[string], WorkflowRow>(
+    `SELECT ${WORKFLOW_READ_COLUMNS} FROM workflows
+     WHERE parent_workflow_id = ? AND status IN ('idle', 'running') ORDER BY id`,
+  );
 
   const selectDefinition = db.prepare<[string], string>('SELECT definition FROM workflows WHERE id = ?').pluck();
   // A workflow's definition never changes once stored: parsed once (or taken as submitted), then
@@ -189,6 +199,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
     metricsRows.apply(changes);
     // Events and spans: one journal row per workflow (journal.repo.ts).
     journal.apply(changes);
+    toolAnalyticsRows.apply(changes);
   }
 
   function createInTransaction(created: NewWorkflow, claim: IdempotencyClaim | undefined): CreateOutcome {
@@ -295,6 +306,14 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
 
     async resumable() {
       return selectResumable.all();
+    },
+
+    async treeCounts(workflowId, rootWorkflowId) {
+      return selectTreeCounts.get(workflowId, rootWorkflowId) ?? { children: 0, descendants: 0 };
+    },
+
+    async unfinishedChildren(parentWorkflowId) {
+      return selectUnfinishedChildren.all(parentWorkflowId).map(toRecord);
     },
 
     async reflections(workflowId) {

@@ -23,7 +23,8 @@ export type ScriptedAnswer =
 
 export interface ScriptedToolUse {
   name: string;
-  input?: Record<string, unknown>;
+  /** The input, or a function of the request it answers (e.g. to use what an earlier tool returned). */
+  input?: Record<string, unknown> | ((request: LlmRequest) => Record<string, unknown>);
 }
 
 export interface ScriptedReplyOptions {
@@ -209,7 +210,7 @@ function respond(call: ScriptedCall, reply: ScriptedReply): LlmResponse {
       type: 'tool_use',
       id: `toolu_script_${call.index}_${i}`,
       name: use.name,
-      input: use.input ?? {},
+      input: typeof use.input === 'function' ? use.input(call.request) : (use.input ?? {}),
     }));
     stopReason = 'tool_use';
   } else {

@@ -68,7 +68,8 @@ export async function converse(
         }
         ctx.models.remember(model, answer);
         const results: ToolResultBlock[] = [];
-        for (const use of toolUses) results.push(await ctx.tools.invoke(use, record, allowedTools, agentSpan));
+        const site = { record, allowed: allowedTools, parentSpan: agentSpan, agent: node.agent, model: model.id };
+        for (const use of toolUses) results.push(toolResultBlock(await ctx.tools.invoke(use, site)));
         request.messages = [...request.messages, ...toolTurn(response.content, results)];
         continue;
       }
@@ -184,4 +185,9 @@ function toolTurn(assistant: LlmMessage['content'], results: ToolResultBlock[]):
     { role: 'assistant', content: assistant },
     { role: 'user', content: results },
   ];
+}
+
+/** The block the provider gets back: the tool's output travels as content only. */
+function toolResultBlock({ output: _, ...block }: ToolResultBlock & { output: unknown }): ToolResultBlock {
+  return block;
 }

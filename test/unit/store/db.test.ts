@@ -5,9 +5,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/store/db.js';
 import { tempDir } from './fixtures.js';
 
-const MIGRATION_COUNT = readdirSync(new URL('../../../migrations/', import.meta.url)).filter((f) =>
-  /^\d{4}_.+\.sql$/.test(f),
-).length;
+/** The newest migration's version: what user_version reads once every migration has run. */
+const NEWEST_MIGRATION = Math.max(
+  ...readdirSync(new URL('../../../migrations/', import.meta.url))
+    .filter((f) => /^\d{4}_.+\.sql$/.test(f))
+    .map((f) => Number(f.slice(0, 4))),
+);
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -27,7 +30,7 @@ function tableNames(db: Database.Database): string[] {
 describe('openDatabase', () => {
   it('applies every migration to a new in-memory database', () => {
     const db = openDatabase(':memory:', { synchronous: 'NORMAL' });
-    expect(db.pragma('user_version', { simple: true })).toBe(MIGRATION_COUNT);
+    expect(db.pragma('user_version', { simple: true })).toBe(NEWEST_MIGRATION);
     expect(tableNames(db)).toEqual(
       expect.arrayContaining(['api_keys', 'idempotency_keys', 'journal', 'nodes', 'workflows']),
     );
@@ -45,7 +48,7 @@ describe('openDatabase', () => {
 
     // Re-running 0001 would fail on CREATE TABLE, and would not keep the row.
     const second = openDatabase(path, { synchronous: 'NORMAL' });
-    expect(second.pragma('user_version', { simple: true })).toBe(MIGRATION_COUNT);
+    expect(second.pragma('user_version', { simple: true })).toBe(NEWEST_MIGRATION);
     expect(second.prepare('SELECT count(*) FROM api_keys').pluck().get()).toBe(1);
     second.close();
   });
@@ -79,7 +82,7 @@ describe('openDatabase', () => {
     const path = tempPath('baton.db');
     openDatabase(path, { synchronous: 'NORMAL' }).close();
     const raw = new Database(path);
-    raw.pragma(`user_version = ${MIGRATION_COUNT + 1}`);
+    raw.pragma(`user_version = ${NEWEST_MIGRATION + 1}`);
     raw.close();
 
     expect(() => openDatabase(path, { synchronous: 'NORMAL' })).toThrow(/newer than this build/);

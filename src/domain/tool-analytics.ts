@@ -1,0 +1,49 @@
+/**
+ * Tool analytics and retrieval engagement (DESIGN §10): one record per tool call and one per prompt
+ * run with `retrieval`, committed with the node they belong to, read by the analytics endpoints,
+ * the description audit (Tier 2) and the engagement guard (`auto`).
+ */
+
+export interface ToolCallRecord {
+  tenantId: string;
+  workflowId: string;
+  nodeId: string;
+  tool: string;
+  agent: string;
+  /** provider/model of the call that asked for the tool. */
+  model: string;
+  success: boolean;
+  latencyMs: number;
+  /** UTF-8 bytes of what the model was given back. */
+  resultBytes: number;
+  at: number;
+}
+
+export const RETRIEVAL_MODES = ['tools', 'json-actions'] as const;
+export type RetrievalMode = (typeof RETRIEVAL_MODES)[number];
+export const HALT_REASONS = ['finalized', 'budget_exhausted', 'error'] as const;
+export type HaltReason = (typeof HALT_REASONS)[number];
+export type GuardKind = 'none' | 'min_calls' | 'auto';
+
+export interface RetrievalRunRecord {
+  tenantId: string;
+  workflowId: string;
+  nodeId: string;
+  nodeName: string;
+  taskType: string;
+  agent: string;
+  model: string;
+  corpusId: string;
+  mode: RetrievalMode;
+  retrievalCalls: number;
+  /** Model turns the loop took (the forced final answer included). */
+  steps: number;
+  loopExhausted: boolean;
+  haltReason: HaltReason;
+  guard: GuardKind;
+  guardMinCalls: number | null;
+  guardInterventions: number;
+  /** memory_retrieval_relevant of this run; null when nothing was retrieved. */
+  relevant: boolean | null;
+  at: number;
+}

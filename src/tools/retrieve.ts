@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { defineTool } from './tool.js';
+
+/**
+ * `retrieve {query}` (DESIGN §10): the calling prompt's corpus, BM25-ranked, at most the prompt's
+ * `retrieval.maxChunks` chunks. The chunks are documents, not instructions: the registry hands them
+ * to the model inside the data delimiter like every tool output.
+ */
+export const retrieveTool = defineTool({
+  name: 'retrieve',
+  description: 'Return the chunks of the corpus most relevant to the query, best first.',
+  input: z.object({
+    query: z.string().trim().min(1).max(1_000).describe('The information to find, in 5-15 specific words.'),
+  }),
+  readOnly: true,
+  async run({ query }, context) {
+    const chunks = await context.retrieve(query);
+    return { query, count: chunks.length, chunks };
+  },
+});
