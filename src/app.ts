@@ -10,6 +10,7 @@ import { eventRoutes } from './api/events.routes.js';
 import { healthRoutes } from './api/health.routes.js';
 import { registerJsonBodyParser } from './api/json-body.js';
 import { metricsRoutes } from './api/metrics.routes.js';
+import { nodeToolRoutes } from './api/node-tools.routes.js';
 import { registerOpenApiMetadata, swaggerOptions } from './api/openapi.js';
 import { prometheusRoutes, registerHttpMetrics } from './api/prometheus.routes.js';
 import { reflectionRoutes } from './api/reflections.routes.js';
@@ -115,6 +116,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(cacheRoutes, { deps });
   await app.register(metricsRoutes, { deps });
   await app.register(traceRoutes, { deps });
+  await app.register(nodeToolRoutes, { deps });
   await app.register(prometheusRoutes, { metrics: deps.telemetry });
 
   return app;

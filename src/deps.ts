@@ -15,6 +15,7 @@ import type {
   WorkQueue,
 } from './domain/ports.js';
 import { createExecutor, type Executor } from './engine/executor.js';
+import { createToolExplorer, type ToolExplorer } from './engine/tool-explorer.js';
 import { systemClock } from './inproc/clock.js';
 import { createInProcessEventBus } from './inproc/event-bus.js';
 import { createInProcessWorkQueue } from './inproc/work-queue.js';
@@ -33,7 +34,7 @@ import { createSqliteMetricsStore } from './store/metrics.repo.js';
 import { createSqliteTraceStore } from './store/spans.repo.js';
 import { createSqliteWorkflowStore } from './store/workflows.repo.js';
 import { createPrometheusMetrics, type PrometheusMetrics } from './telemetry/prometheus.js';
-import { createToolRegistry } from './tools/registry.js';
+import { createToolRegistry, type ToolRegistry } from './tools/registry.js';
 
 /** The one object that holds every collaborator; built by createDeps (below), passed to buildApp. */
 export interface Deps {
@@ -51,6 +52,10 @@ export interface Deps {
   /** Traces and spans (DESIGN §9). */
   traces: TraceStore;
   executor: Executor;
+  /** The built-in agent tools (DESIGN §10). */
+  tools: ToolRegistry;
+  /** Runs a read-only tool as a node of a workflow, for exploration (DESIGN §11). */
+  toolExplorer: ToolExplorer;
   /** Prometheus metrics for GET /metrics (not the efficiency metrics). */
   telemetry: PrometheusMetrics;
   /** Flipped by main.ts on SIGTERM/SIGINT: the API answers 503 from then on. */
@@ -132,6 +137,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   });
 
   const metrics = createSqliteMetricsStore(db, committer);
+  const tools = createToolRegistry();
   const executor = createExecutor({
     cache,
     traces,
@@ -141,7 +147,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     queue,
     models,
     clock,
-    tools: createToolRegistry(),
+    tools,
     concurrency: config.CONCURRENCY,
     retry: { maxAttempts: config.RETRY_MAX_ATTEMPTS, baseDelayMs: config.RETRY_BASE_DELAY_MS, maxDelayMs: 30_000 },
     maxNodeOutputBytes: config.MAX_NODE_OUTPUT_BYTES,
@@ -170,6 +176,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     metrics,
     traces,
     executor,
+    tools,
+    toolExplorer: createToolExplorer({ store, cache, tools }),
     telemetry,
     lifecycle: { shuttingDown: false },
     close() {

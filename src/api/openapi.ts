@@ -197,6 +197,7 @@ export const swaggerOptions: FastifyDynamicSwaggerOptions = {
       { name: 'cache', description: 'Response cache: stats, inspection, busting' },
       { name: 'metrics', description: 'Efficiency records, rewards and feedback' },
       { name: 'traces', description: 'Traces and spans of workflow runs (loki-mode shape)' },
+      { name: 'tools', description: 'Agent tools: introspection, exploration' },
       { name: 'health', description: 'Probes' },
     ],
   },

@@ -68,6 +68,7 @@ export async function waitUntil(check: () => boolean, what: string, timeoutMs = 
 
 /** A node of GET /v1/workflows/:id's `tree`, as tests read it. */
 export interface NodeJson {
+  id: string;
   name: string;
   type: string;
   status: string;
