@@ -13,6 +13,7 @@ import { metricsRoutes } from './api/metrics.routes.js';
 import { registerOpenApiMetadata, swaggerOptions } from './api/openapi.js';
 import { prometheusRoutes, registerHttpMetrics } from './api/prometheus.routes.js';
 import { reflectionRoutes } from './api/reflections.routes.js';
+import { toolRoutes } from './api/tools.routes.js';
 import { traceRoutes } from './api/traces.routes.js';
 import { workflowRoutes } from './api/workflows.routes.js';
 import { headersTimeoutMs } from './config.js';
@@ -115,6 +116,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(cacheRoutes, { deps });
   await app.register(metricsRoutes, { deps });
   await app.register(traceRoutes, { deps });
+  await app.register(toolRoutes, { deps });
   await app.register(prometheusRoutes, { metrics: deps.telemetry });
 
   return app;

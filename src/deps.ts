@@ -33,7 +33,7 @@ import { createSqliteMetricsStore } from './store/metrics.repo.js';
 import { createSqliteTraceStore } from './store/spans.repo.js';
 import { createSqliteWorkflowStore } from './store/workflows.repo.js';
 import { createPrometheusMetrics, type PrometheusMetrics } from './telemetry/prometheus.js';
-import { createToolRegistry } from './tools/registry.js';
+import { createToolRegistry, type ToolRegistry } from './tools/registry.js';
 
 /** The one object that holds every collaborator; built by createDeps (below), passed to buildApp. */
 export interface Deps {
@@ -51,6 +51,8 @@ export interface Deps {
   /** Traces and spans (DESIGN §9). */
   traces: TraceStore;
   executor: Executor;
+  /** The built-in agent tools the executor runs (DESIGN §10); GET /v1/tools lists and audits them. */
+  tools: ToolRegistry;
   /** Prometheus metrics for GET /metrics (not the efficiency metrics). */
   telemetry: PrometheusMetrics;
   /** Flipped by main.ts on SIGTERM/SIGINT: the API answers 503 from then on. */
@@ -132,6 +134,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   });
 
   const metrics = createSqliteMetricsStore(db, committer);
+  const tools = createToolRegistry();
   const executor = createExecutor({
     cache,
     traces,
@@ -141,7 +144,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     queue,
     models,
     clock,
-    tools: createToolRegistry(),
+    tools,
     concurrency: config.CONCURRENCY,
     retry: { maxAttempts: config.RETRY_MAX_ATTEMPTS, baseDelayMs: config.RETRY_BASE_DELAY_MS, maxDelayMs: 30_000 },
     maxNodeOutputBytes: config.MAX_NODE_OUTPUT_BYTES,
@@ -170,6 +173,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     metrics,
     traces,
     executor,
+    tools,
     telemetry,
     lifecycle: { shuttingDown: false },
     close() {

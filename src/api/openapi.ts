@@ -3,8 +3,17 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import { z } from 'zod';
 import { NodeSchema, WorkflowDefinitionSchema } from '../domain/definition.js';
 import { EfficiencyRecordSchema, RewardRecordSchema } from '../domain/metrics.js';
-import { quickStartExample } from './examples.js';
+import { auditTools } from '../tools/description-audit.js';
+import { quickStartExample, toolAuditExample } from './examples.js';
 import { ErrorBodySchema, NodeViewSchema, WorkflowSummarySchema, WorkflowViewSchema } from './schemas.js';
+import {
+  AuditedToolSchema,
+  AuditFindingSchema,
+  ToolAuditReportSchema,
+  ToolAuditRequestSchema,
+  ToolAuditSchema,
+  ToolDefinitionViewSchema,
+} from './tool-audit-view.js';
 import { SpanViewSchema, TraceSummaryViewSchema, TraceViewSchema } from './trace-view.js';
 
 /**
@@ -91,6 +100,23 @@ export function registerOpenApiMetadata(): void {
   });
   ensure(EfficiencyRecordSchema, { id: 'EfficiencyRecord', description: 'How efficiently a finished workflow ran.' });
   ensure(RewardRecordSchema, { id: 'RewardRecord', description: 'The rewards of a finished workflow.' });
+  ensure(AuditedToolSchema, { id: 'AnthropicTool', description: 'An Anthropic tool definition to audit.' });
+  ensure(ToolDefinitionViewSchema, {
+    id: 'ToolDefinition',
+    description: 'A tool as models see it (Anthropic format).',
+  });
+  ensure(ToolAuditRequestSchema, {
+    id: 'ToolAuditRequest',
+    description: 'The tool definitions to audit.',
+    examples: [toolAuditExample],
+  });
+  ensure(AuditFindingSchema, { id: 'ToolAuditFinding', description: 'One detector match in one description.' });
+  ensure(ToolAuditSchema, { id: 'ToolAudit', description: 'The audit of one tool: counts and tier.' });
+  ensure(ToolAuditReportSchema, {
+    id: 'ToolAuditReport',
+    description: 'The description audit of a set of tools.',
+    examples: [auditTools(toolAuditExample.tools)],
+  });
 }
 
 /** Per route: zod → JSON Schema, then a description (and headers) on every response. */
@@ -197,6 +223,7 @@ export const swaggerOptions: FastifyDynamicSwaggerOptions = {
       { name: 'cache', description: 'Response cache: stats, inspection, busting' },
       { name: 'metrics', description: 'Efficiency records, rewards and feedback' },
       { name: 'traces', description: 'Traces and spans of workflow runs (loki-mode shape)' },
+      { name: 'tools', description: 'Built-in agent tools and the tool description audit' },
       { name: 'health', description: 'Probes' },
     ],
   },
