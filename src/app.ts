@@ -14,6 +14,7 @@ import { nodeToolRoutes } from './api/node-tools.routes.js';
 import { registerOpenApiMetadata, swaggerOptions } from './api/openapi.js';
 import { prometheusRoutes, registerHttpMetrics } from './api/prometheus.routes.js';
 import { reflectionRoutes } from './api/reflections.routes.js';
+import { toolRoutes } from './api/tools.routes.js';
 import { traceRoutes } from './api/traces.routes.js';
 import { workflowRoutes } from './api/workflows.routes.js';
 import { headersTimeoutMs } from './config.js';
@@ -117,6 +118,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(metricsRoutes, { deps });
   await app.register(traceRoutes, { deps });
   await app.register(nodeToolRoutes, { deps });
+  await app.register(toolRoutes, { deps });
   await app.register(prometheusRoutes, { metrics: deps.telemetry });
 
   return app;

@@ -42,3 +42,43 @@ export const quickStartExample = {
   },
   correlationId: 'session-abc123',
 } as const satisfies WorkflowDefinition;
+
+/**
+ * The body example of POST /v1/tools/audit: two descriptions the waggle-os tools audit flagged
+ * (a narrative-voice tool description, a cot-imperative parameter description) and a clean tool.
+ */
+export const toolAuditExample = {
+  tools: [
+    {
+      name: 'search_skills',
+      description:
+        'Search for skills and tools you might need. Searches installed skills by content/name, and suggests built-in capabilities.',
+      input_schema: {
+        type: 'object',
+        properties: { query: { type: 'string', description: 'Words to match against skill names and content.' } },
+        required: ['query'],
+      },
+    },
+    {
+      name: 'create_skill',
+      description: 'Create a reusable skill from markdown content.',
+      input_schema: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', description: 'Skill name, kebab-case.' },
+          steps: { type: 'string', description: 'Step-by-step workflow instructions...' },
+        },
+        required: ['name', 'steps'],
+      },
+    },
+    {
+      name: 'retrieve',
+      description: 'Return the chunks of the corpus most relevant to the query.',
+      input_schema: {
+        type: 'object',
+        properties: { query: { type: 'string', description: 'A search query of 5-15 words.' } },
+        required: ['query'],
+      },
+    },
+  ],
+};

@@ -3,8 +3,17 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import { z } from 'zod';
 import { NodeSchema, WorkflowDefinitionSchema } from '../domain/definition.js';
 import { EfficiencyRecordSchema, RewardRecordSchema } from '../domain/metrics.js';
-import { quickStartExample } from './examples.js';
+import { auditTools } from '../tools/description-audit.js';
+import { quickStartExample, toolAuditExample } from './examples.js';
 import { ErrorBodySchema, NodeViewSchema, WorkflowSummarySchema, WorkflowViewSchema } from './schemas.js';
+import {
+  AuditedToolSchema,
+  AuditFindingSchema,
+  ToolAuditReportSchema,
+  ToolAuditRequestSchema,
+  ToolAuditSchema,
+  ToolDefinitionViewSchema,
+} from './tool-audit-view.js';
 import { SpanViewSchema, TraceSummaryViewSchema, TraceViewSchema } from './trace-view.js';
 
 /**
@@ -29,6 +38,7 @@ const retryAfter = { type: 'integer', description: 'Seconds to wait before retry
 const ERROR_RESPONSES: Record<string, { description: string; headers?: Json }> = {
   400: { description: 'The request is invalid; `details` names each offending field.' },
   401: { description: 'Missing or unknown API key (`Authorization: Bearer <key>`).' },
+  403: { description: 'The action is not allowed here (e.g. a tool that changes the run, through exploration).' },
   404: { description: 'No such object for this API key (another tenant’s objects are not found either).' },
   409: { description: 'The object is not in a state that allows this.' },
   413: { description: 'The body is larger than BODY_LIMIT_BYTES (1 MiB by default).' },
@@ -91,6 +101,23 @@ export function registerOpenApiMetadata(): void {
   });
   ensure(EfficiencyRecordSchema, { id: 'EfficiencyRecord', description: 'How efficiently a finished workflow ran.' });
   ensure(RewardRecordSchema, { id: 'RewardRecord', description: 'The rewards of a finished workflow.' });
+  ensure(AuditedToolSchema, { id: 'AnthropicTool', description: 'An Anthropic tool definition to audit.' });
+  ensure(ToolDefinitionViewSchema, {
+    id: 'ToolDefinition',
+    description: 'A tool as models see it (Anthropic format).',
+  });
+  ensure(ToolAuditRequestSchema, {
+    id: 'ToolAuditRequest',
+    description: 'The tool definitions to audit.',
+    examples: [toolAuditExample],
+  });
+  ensure(AuditFindingSchema, { id: 'ToolAuditFinding', description: 'One detector match in one description.' });
+  ensure(ToolAuditSchema, { id: 'ToolAudit', description: 'The audit of one tool: counts and tier.' });
+  ensure(ToolAuditReportSchema, {
+    id: 'ToolAuditReport',
+    description: 'The description audit of a set of tools.',
+    examples: [auditTools(toolAuditExample.tools)],
+  });
 }
 
 /** Per route: zod → JSON Schema, then a description (and headers) on every response. */
@@ -197,7 +224,7 @@ export const swaggerOptions: FastifyDynamicSwaggerOptions = {
       { name: 'cache', description: 'Response cache: stats, inspection, busting' },
       { name: 'metrics', description: 'Efficiency records, rewards and feedback' },
       { name: 'traces', description: 'Traces and spans of workflow runs (loki-mode shape)' },
-      { name: 'tools', description: 'Agent tools: introspection, exploration' },
+      { name: 'tools', description: 'Agent tools: the built-in tools with their audit, the description audit, exploration as a node' },
       { name: 'health', description: 'Probes' },
     ],
   },

@@ -57,6 +57,8 @@ describe('OpenAPI document quality', () => {
         'cancelWorkflow',
         'listWorkflowEvents',
         'getCacheStats',
+        'listTools',
+        'auditTools',
       ]),
     );
   });
@@ -106,6 +108,12 @@ describe('OpenAPI document quality', () => {
         'CustomSpan',
         'EfficiencyRecord',
         'RewardRecord',
+        'AnthropicTool',
+        'ToolAuditRequest',
+        'ToolAuditReport',
+        'ToolAudit',
+        'ToolAuditFinding',
+        'ToolDefinition',
       ]),
     );
     // Every component is used, and every reference resolves.
@@ -130,6 +138,10 @@ describe('OpenAPI document quality', () => {
     expect(doc.components.schemas.Trace.properties.spans.items).toEqual(ref('Span'));
     expect(json(paths['/v1/metrics/efficiency'].get, '200').properties.records.items).toEqual(ref('EfficiencyRecord'));
     expect(json(paths['/v1/rewards'].get, '200').properties.records.items).toEqual(ref('RewardRecord'));
+    expect(paths['/v1/tools/audit'].post.requestBody.content['application/json'].schema).toEqual(
+      ref('ToolAuditRequest'),
+    );
+    expect(json(paths['/v1/tools/audit'].post, '200')).toEqual(ref('ToolAuditReport'));
     for (const o of operations) {
       for (const [status, response] of Object.entries(o.op.responses as Record<string, Json>)) {
         if (Number(status) >= 400) expect(response.content['application/json'].schema, label(o)).toEqual(ref('Error'));

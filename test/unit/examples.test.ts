@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { quickStartExample } from '../../src/api/examples.js';
+import { quickStartExample, toolAuditExample } from '../../src/api/examples.js';
+import { ToolAuditRequestSchema } from '../../src/api/tool-audit-view.js';
 import { WorkflowDefinitionSchema } from '../../src/domain/definition.js';
 
 describe('examples/review-pr.json (the README curl tour body)', () => {
@@ -8,5 +9,13 @@ describe('examples/review-pr.json (the README curl tour body)', () => {
     const file = JSON.parse(readFileSync(new URL('../../examples/review-pr.json', import.meta.url), 'utf8'));
     expect(file).toEqual(quickStartExample);
     expect(WorkflowDefinitionSchema.safeParse(file).success).toBe(true);
+  });
+});
+
+describe('examples/tool-audit.json (the README tool audit body)', () => {
+  it('is the example Swagger UI shows for POST /v1/tools/audit, and a valid request', () => {
+    const file = JSON.parse(readFileSync(new URL('../../examples/tool-audit.json', import.meta.url), 'utf8'));
+    expect(file).toEqual(toolAuditExample);
+    expect(ToolAuditRequestSchema.safeParse(file).success).toBe(true);
   });
 });
