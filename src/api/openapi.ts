@@ -3,7 +3,8 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import { z } from 'zod';
 import { NodeSchema, WorkflowDefinitionSchema } from '../domain/definition.js';
 import { EfficiencyRecordSchema, RewardRecordSchema } from '../domain/metrics.js';
-import { quickStartExample } from './examples.js';
+import { ChunkHitSchema, CorpusViewSchema, NewCorpusSchema, NewDocumentsSchema } from './corpus-view.js';
+import { corpusExample, documentsExample, quickStartExample } from './examples.js';
 import { ErrorBodySchema, NodeViewSchema, WorkflowSummarySchema, WorkflowViewSchema } from './schemas.js';
 import { SpanViewSchema, TraceSummaryViewSchema, TraceViewSchema } from './trace-view.js';
 
@@ -91,6 +92,14 @@ export function registerOpenApiMetadata(): void {
   });
   ensure(EfficiencyRecordSchema, { id: 'EfficiencyRecord', description: 'How efficiently a finished workflow ran.' });
   ensure(RewardRecordSchema, { id: 'RewardRecord', description: 'The rewards of a finished workflow.' });
+  ensure(CorpusViewSchema, { id: 'Corpus', description: 'A retrieval corpus and what it holds.' });
+  ensure(NewCorpusSchema, { id: 'NewCorpus', description: 'A corpus to create.', examples: [corpusExample] });
+  ensure(NewDocumentsSchema, {
+    id: 'NewDocuments',
+    description: 'Documents to add to a corpus.',
+    examples: [documentsExample],
+  });
+  ensure(ChunkHitSchema, { id: 'ChunkHit', description: 'A chunk that matched a search, with its BM25 score.' });
 }
 
 /** Per route: zod → JSON Schema, then a description (and headers) on every response. */
@@ -198,6 +207,7 @@ export const swaggerOptions: FastifyDynamicSwaggerOptions = {
       { name: 'metrics', description: 'Efficiency records, rewards and feedback' },
       { name: 'traces', description: 'Traces and spans of workflow runs (loki-mode shape)' },
       { name: 'tools', description: 'Agent tools: introspection, exploration' },
+      { name: 'corpora', description: 'Retrieval corpora: documents chunked and searched by BM25 (SQLite FTS5)' },
       { name: 'health', description: 'Probes' },
     ],
   },
