@@ -39,7 +39,7 @@ export async function nodeToolRoutes(app: FastifyInstance, opts: { deps: Deps })
           'Tools that change anything (request_spawn_workflow) are refused with 403.',
         params: NodeToolParamsSchema,
         body: z.record(z.string(), z.unknown()).default({}).describe("The tool's input (its input_schema)."),
-        response: { 200: ExplorationSchema, ...errorResponses(400, 401, 403, 404, 429, 500) },
+        response: { 200: ExplorationSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 429, 500) },
         responseDescriptions: { 200: 'The tool ran (isError: it refused).' },
       },
     },

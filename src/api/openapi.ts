@@ -30,6 +30,9 @@ const retryAfter = { type: 'integer', description: 'Seconds to wait before retry
 const ERROR_RESPONSES: Record<string, { description: string; headers?: Json }> = {
   400: { description: 'The request is invalid; `details` names each offending field.' },
   401: { description: 'Missing or unknown API key (`Authorization: Bearer <key>`).' },
+  403: {
+    description: 'Not allowed here, whoever asks (e.g. a tool that changes anything, from the exploration route).',
+  },
   404: { description: 'No such object for this API key (another tenant’s objects are not found either).' },
   409: { description: 'The object is not in a state that allows this.' },
   413: { description: 'The body is larger than BODY_LIMIT_BYTES (1 MiB by default).' },
