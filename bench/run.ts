@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const BENCHMARKS = ['executor', 'submit', 'cache', 'spans', 'http-steps'] as const;
+const BENCHMARKS = ['executor', 'submit', 'cache', 'spans', 'fts', 'http-steps'] as const;
 
 function runOne(name: string): Promise<string | undefined> {
   const file = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));

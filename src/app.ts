@@ -5,6 +5,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { registerAuth } from './api/auth.js';
 import { registerBodyGuard } from './api/body-guard.js';
 import { cacheRoutes } from './api/cache.routes.js';
+import { corporaRoutes } from './api/corpora.routes.js';
 import { type ErrorSink, errorBody, registerErrorHandling } from './api/error-handler.js';
 import { eventRoutes } from './api/events.routes.js';
 import { healthRoutes } from './api/health.routes.js';
@@ -119,6 +120,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(traceRoutes, { deps });
   await app.register(nodeToolRoutes, { deps });
   await app.register(toolRoutes, { deps });
+  await app.register(corporaRoutes, { deps });
   await app.register(prometheusRoutes, { metrics: deps.telemetry });
 
   return app;

@@ -6,6 +6,7 @@ import type { ResponseCache } from './domain/cache.js';
 import type {
   ApiKeyStore,
   Clock,
+  CorpusStore,
   EventBus,
   LlmProvider,
   MetricsStore,
@@ -28,6 +29,7 @@ import { logFailedWorkflows } from './logging/workflow-log.js';
 import { createSqliteApiKeyStore } from './store/api-keys.repo.js';
 import { createSqliteCacheStore } from './store/cache.repo.js';
 import { startCheckpointer } from './store/checkpointer.js';
+import { createSqliteCorpusStore } from './store/corpora.repo.js';
 import { openDatabase } from './store/db.js';
 import { createGroupCommitter } from './store/group-commit.js';
 import { createSqliteMetricsStore } from './store/metrics.repo.js';
@@ -51,6 +53,8 @@ export interface Deps {
   metrics: MetricsStore;
   /** Traces and spans (DESIGN §9). */
   traces: TraceStore;
+  /** Retrieval corpora and their BM25 search (DESIGN §10). */
+  corpora: CorpusStore;
   executor: Executor;
   /** The built-in agent tools (DESIGN §10). */
   tools: ToolRegistry;
@@ -137,6 +141,11 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   });
 
   const metrics = createSqliteMetricsStore(db, committer);
+  const storeLog = logger.child({ module: 'store' });
+  const corpora = createSqliteCorpusStore(db, committer, {
+    now: () => clock.now(),
+    onError: (err) => storeLog.warn({ err }, 'corpus purge failed; it resumes with the next delete or start'),
+  });
   const tools = createToolRegistry();
   const executor = createExecutor({
     cache,
@@ -175,6 +184,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     cache,
     metrics,
     traces,
+    corpora,
     executor,
     tools,
     toolExplorer: createToolExplorer({ store, cache, tools }),
@@ -185,6 +195,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
         telemetry.close();
         stopFailureLog();
         await executor.shutdown(0);
+        corpora.stop();
         committer.flushNow();
         await checkpointer?.stop();
         db.close();

@@ -140,6 +140,8 @@ function transportMessage(e: Partial<FastifyError> & InvalidJsonError, request: 
       const expected = at.expected === undefined ? '' : ` (${at.expected})`;
       return `body is not valid JSON: unexpected ${what} at line ${at.line}, column ${at.column}${expected}`;
     }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return `body is larger than this route's limit of ${request.routeOptions.bodyLimit} bytes`;
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return 'body is empty but content-type is application/json: send a JSON document, or no content-type';
     default:

@@ -82,3 +82,20 @@ export const toolAuditExample = {
     },
   ],
 };
+
+/** Swagger UI's "Try it out" bodies of the corpora API (the README's corpus session uses the same). */
+export const corpusExample = { name: 'handbook', description: 'The engineering handbook' };
+
+export const documentsExample = {
+  documents: [
+    {
+      title: 'Deploys',
+      text: 'Deploys run from the main branch after CI is green. Roll back with the previous release tag.',
+      metadata: { section: 'operations' },
+    },
+    {
+      title: 'On-call',
+      text: 'The on-call engineer acknowledges pages within 15 minutes and writes the incident log.',
+    },
+  ],
+};

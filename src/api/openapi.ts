@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { NodeSchema, WorkflowDefinitionSchema } from '../domain/definition.js';
 import { EfficiencyRecordSchema, RewardRecordSchema } from '../domain/metrics.js';
 import { auditTools } from '../tools/description-audit.js';
-import { quickStartExample, toolAuditExample } from './examples.js';
+import { ChunkHitSchema, CorpusViewSchema, NewCorpusSchema, NewDocumentsSchema } from './corpus-view.js';
+import { corpusExample, documentsExample, quickStartExample, toolAuditExample } from './examples.js';
 import { ErrorBodySchema, NodeViewSchema, WorkflowSummarySchema, WorkflowViewSchema } from './schemas.js';
 import {
   AuditedToolSchema,
@@ -118,6 +119,14 @@ export function registerOpenApiMetadata(): void {
     description: 'The description audit of a set of tools.',
     examples: [auditTools(toolAuditExample.tools)],
   });
+  ensure(CorpusViewSchema, { id: 'Corpus', description: 'A retrieval corpus and what it holds.' });
+  ensure(NewCorpusSchema, { id: 'NewCorpus', description: 'A corpus to create.', examples: [corpusExample] });
+  ensure(NewDocumentsSchema, {
+    id: 'NewDocuments',
+    description: 'Documents to add to a corpus.',
+    examples: [documentsExample],
+  });
+  ensure(ChunkHitSchema, { id: 'ChunkHit', description: 'A chunk that matched a search, with its BM25 score.' });
 }
 
 /** Per route: zod → JSON Schema, then a description (and headers) on every response. */
@@ -225,6 +234,7 @@ export const swaggerOptions: FastifyDynamicSwaggerOptions = {
       { name: 'metrics', description: 'Efficiency records, rewards and feedback' },
       { name: 'traces', description: 'Traces and spans of workflow runs (loki-mode shape)' },
       { name: 'tools', description: 'Agent tools: the built-in tools with their audit, the description audit, exploration as a node' },
+      { name: 'corpora', description: 'Retrieval corpora: documents chunked and searched by BM25 (SQLite FTS5)' },
       { name: 'health', description: 'Probes' },
     ],
   },

@@ -1,3 +1,4 @@
+import type { AddDocumentsResult, ChunkHit, CorpusRecord, NewCorpus, NewDocument } from './corpus.js';
 import type { Complexity, WorkflowDefinition } from './definition.js';
 import type { WorkflowEvent } from './events.js';
 import type { LlmRequest, LlmResponse, TokenUsage } from './llm.js';
@@ -231,6 +232,38 @@ export interface MetricsStore {
 export interface ApiKeyStore {
   /** Replaces the configured keys (hashes only) at boot. */
   sync(keys: Array<{ tenantId: string; keyHash: string }>): Promise<void>;
+}
+
+/** Keyset page request: `cursor` is the previous page's nextCursor (null for the first page). */
+export interface PageRequest {
+  cursor: string | null;
+  limit: number;
+}
+
+/**
+ * Retrieval corpora and their BM25 search (DESIGN §10, §12; limits in domain/corpus.ts). Every
+ * method is tenant-scoped: another tenant's corpus is absent (`undefined`, `false`, or AppError
+ * NOT_FOUND), never visible. Limits answer AppError LIMIT_EXCEEDED naming the limit; a taken name
+ * CONFLICT.
+ */
+export interface CorpusStore {
+  create(tenantId: string, corpus: NewCorpus): Promise<CorpusRecord>;
+  /** Newest first. */
+  list(tenantId: string, page: PageRequest): Promise<Page<CorpusRecord>>;
+  /** By id (`cp_…`) or by name. */
+  get(tenantId: string, idOrName: string): Promise<CorpusRecord | undefined>;
+  /**
+   * Removes the corpus at once (its name is free again, searches find nothing); its documents and
+   * chunks are purged in the background, in small commits. False when there is no such corpus.
+   */
+  delete(tenantId: string, id: string): Promise<boolean>;
+  /** Chunks the documents (domain/corpus.ts chunkText) and inserts everything in one transaction. */
+  addDocuments(tenantId: string, corpusId: string, documents: readonly NewDocument[]): Promise<AddDocumentsResult>;
+  /**
+   * The `k` chunks that match `query` best by BM25, best first. The query is plain words: any
+   * search syntax in it is taken literally; no word in it → [].
+   */
+  search(tenantId: string, corpusId: string, query: string, k: number): Promise<ChunkHit[]>;
 }
 
 export type EventListener = (event: WorkflowEvent) => void;

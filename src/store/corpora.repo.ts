@@ -1,0 +1,330 @@
+import {
+  type ChunkHit,
+  CORPUS_NAME_PATTERN,
+  type CorpusRecord,
+  chunkText,
+  MAX_CORPORA_PER_TENANT,
+  MAX_CORPUS_BYTES,
+  MAX_DOCUMENT_CHARS,
+  MAX_DOCUMENTS_PER_CORPUS,
+  MAX_DOCUMENTS_PER_REQUEST,
+  MAX_QUERY_CHARS,
+  MAX_SEARCH_K,
+} from '../domain/corpus.js';
+import { AppError, NotFoundError, ValidationError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import type { CorpusStore } from '../domain/ports.js';
+import type { Db } from './db.js';
+import { corpusMatch, corpusToken, matchTerms } from './fts-query.js';
+import type { GroupCommitter } from './group-commit.js';
+import { decodeKeyset, encodeKeyset } from './keyset.js';
+
+/**
+ * Corpora, their documents and chunks, and the FTS5 index over the chunks (migrations/0011).
+ * Writes go through the group committer; a deleted corpus's rows are purged afterwards in commits
+ * of PURGE_BATCH_CHUNKS chunks, so deleting a large corpus never holds the event loop for long.
+ */
+
+/** Chunks removed per purge commit: a few tens of milliseconds of work each. */
+const PURGE_BATCH_CHUNKS = 1_000;
+
+const COLUMNS = 'seq, id, tenant_id, name, description, document_count, chunk_count, bytes, created_at';
+
+interface CorpusRow {
+  seq: number;
+  id: string;
+  tenant_id: string;
+  name: string;
+  description: string | null;
+  document_count: number;
+  chunk_count: number;
+  bytes: number;
+  created_at: number;
+}
+
+interface HitRow {
+  document_id: string;
+  position: number;
+  text: string;
+  title: string | null;
+  rank: number;
+}
+
+function toRecord(row: CorpusRow): CorpusRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    name: row.name,
+    description: row.description,
+    documentCount: row.document_count,
+    chunkCount: row.chunk_count,
+    bytes: row.bytes,
+    createdAt: row.created_at,
+  };
+}
+
+function limitExceeded(path: string, message: string): AppError {
+  return new AppError('LIMIT_EXCEEDED', `${path}: ${message}`, { details: [{ path, message }] });
+}
+
+export interface SqliteCorpusStore extends CorpusStore {
+  /** Stops the background purge (deps.close, before the database closes); the rest resumes at the next start. */
+  stop(): void;
+}
+
+export interface CorpusStoreOptions {
+  now: () => number;
+  /** A purge commit failed: it is retried with the next delete or at the next start. */
+  onError: (err: unknown) => void;
+}
+
+export function createSqliteCorpusStore(
+  db: Db,
+  committer: GroupCommitter,
+  options: CorpusStoreOptions,
+): SqliteCorpusStore {
+  const byId = db.prepare<[string, string], CorpusRow>(`SELECT ${COLUMNS} FROM corpora WHERE tenant_id = ? AND id = ?`);
+  const byName = db.prepare<[string, string], CorpusRow>(
+    `SELECT ${COLUMNS} FROM corpora WHERE tenant_id = ? AND name = ?`,
+  );
+  const countForTenant = db.prepare<[string], number>('SELECT count(*) FROM corpora WHERE tenant_id = ?').pluck();
+  const insertCorpus = db.prepare<[string, string, string, string | null, number], CorpusRow>(
+    `INSERT INTO corpora (id, tenant_id, name, description, created_at) VALUES (?, ?, ?, ?, ?) RETURNING ${COLUMNS}`,
+  );
+  const listFirst = db.prepare<[string, number], CorpusRow>(
+    `SELECT ${COLUMNS} FROM corpora WHERE tenant_id = ? ORDER BY id DESC LIMIT ?`,
+  );
+  const listAfter = db.prepare<[string, string, number], CorpusRow>(
+    `SELECT ${COLUMNS} FROM corpora WHERE tenant_id = ? AND id < ? ORDER BY id DESC LIMIT ?`,
+  );
+  const deleteCorpus = db.prepare<[number]>('DELETE FROM corpora WHERE seq = ?');
+  const queuePurge = db.prepare<[number]>('INSERT OR IGNORE INTO corpus_purges (corpus_seq) VALUES (?)');
+  const insertDocument = db.prepare<[string, number, string | null, string | null, number, number, number]>(
+    `INSERT INTO corpus_documents (id, corpus_seq, title, metadata, bytes, chunk_count, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const insertChunk = db.prepare<[number, string, number, string]>(
+    'INSERT INTO corpus_chunks (corpus_seq, document_id, position, text) VALUES (?, ?, ?, ?)',
+  );
+  const indexChunk = db.prepare<[number | bigint, string, string]>(
+    'INSERT INTO corpus_chunks_fts (rowid, corpus, text) VALUES (?, ?, ?)',
+  );
+  const addCounts = db.prepare<[number, number, number, number], CorpusRow>(
+    `UPDATE corpora SET document_count = document_count + ?, chunk_count = chunk_count + ?, bytes = bytes + ?
+     WHERE seq = ? RETURNING ${COLUMNS}`,
+  );
+  // The k best chunks of one corpus (the MATCH names it), joined to their corpus's tenant: a
+  // corpus of another tenant contributes nothing even if its seq were asked for.
+  const searchChunks = db.prepare<[string, number, string], HitRow>(
+    `WITH hits AS (
+       SELECT rowid AS chunk, rank FROM corpus_chunks_fts WHERE corpus_chunks_fts MATCH ? ORDER BY rank LIMIT ?
+     )
+     SELECT c.document_id, c.position, c.text, d.title, hits.rank
+     FROM hits
+     JOIN corpus_chunks c ON c.id = hits.chunk
+     JOIN corpora k ON k.seq = c.corpus_seq AND k.tenant_id = ?
+     JOIN corpus_documents d ON d.id = c.document_id
+     ORDER BY hits.rank, c.id`,
+  );
+  const nextPurge = db.prepare<[], number>('SELECT corpus_seq FROM corpus_purges LIMIT 1').pluck();
+  const purgeChunkIds = db
+    .prepare<[number, number], number>('SELECT id FROM corpus_chunks WHERE corpus_seq = ? ORDER BY id LIMIT ?')
+    .pluck();
+  const unindexChunk = db.prepare<[number]>('DELETE FROM corpus_chunks_fts WHERE rowid = ?');
+  const deleteChunksUpTo = db.prepare<[number, number]>('DELETE FROM corpus_chunks WHERE corpus_seq = ? AND id <= ?');
+  const deleteDocuments = db.prepare<[number]>('DELETE FROM corpus_documents WHERE corpus_seq = ?');
+  const purgeDone = db.prepare<[number]>('DELETE FROM corpus_purges WHERE corpus_seq = ?');
+
+  const find = (tenantId: string, idOrName: string): CorpusRow | undefined =>
+    idOrName.startsWith('cp_') ? byId.get(tenantId, idOrName) : byName.get(tenantId, idOrName);
+
+  /** One purge commit: up to PURGE_BATCH_CHUNKS chunks of one deleted corpus. True while work remains. */
+  const purgeStep = (): boolean => {
+    const seq = nextPurge.get();
+    if (seq === undefined) return false;
+    const ids = purgeChunkIds.all(seq, PURGE_BATCH_CHUNKS);
+    for (const id of ids) unindexChunk.run(id);
+    const last = ids.at(-1);
+    if (last !== undefined) deleteChunksUpTo.run(seq, last);
+    if (ids.length < PURGE_BATCH_CHUNKS) {
+      deleteDocuments.run(seq);
+      purgeDone.run(seq);
+      return nextPurge.get() !== undefined;
+    }
+    return true;
+  };
+
+  let purging = false;
+  let stopped = false;
+  const purge = (): void => {
+    if (purging || stopped) return;
+    purging = true;
+    const step = (): void => {
+      committer.run(purgeStep).then(
+        (more) => {
+          if (more && !stopped) setImmediate(step);
+          else purging = false;
+        },
+        (err: unknown) => {
+          purging = false;
+          options.onError(err);
+        },
+      );
+    };
+    step();
+  };
+  // Purges a crash or a shutdown interrupted.
+  if (nextPurge.get() !== undefined) purge();
+
+  return {
+    async create(tenantId, { name, description }) {
+      if (!CORPUS_NAME_PATTERN.test(name)) {
+        throw new ValidationError(`name: must match ${CORPUS_NAME_PATTERN.source}`, [
+          { path: 'name', message: `must match ${CORPUS_NAME_PATTERN.source}` },
+        ]);
+      }
+      const id = newId('cp');
+      const createdAt = options.now();
+      const row = await committer.run(() => {
+        if ((countForTenant.get(tenantId) ?? 0) >= MAX_CORPORA_PER_TENANT) {
+          throw limitExceeded(
+            'corpora',
+            `a tenant holds at most ${MAX_CORPORA_PER_TENANT} corpora (MAX_CORPORA_PER_TENANT)`,
+          );
+        }
+        if (byName.get(tenantId, name) !== undefined) {
+          throw new AppError('CONFLICT', `a corpus named "${name}" exists`, {
+            details: [{ path: 'name', message: `is taken by another corpus of this tenant` }],
+          });
+        }
+        return insertCorpus.get(id, tenantId, name, description ?? null, createdAt) as CorpusRow;
+      });
+      return toRecord(row);
+    },
+
+    async list(tenantId, { cursor, limit }) {
+      if (!Number.isInteger(limit) || limit < 1) {
+        throw new ValidationError('Invalid limit', [{ path: 'limit', message: 'must be a positive integer' }]);
+      }
+      const rows =
+        cursor === null
+          ? listFirst.all(tenantId, limit + 1)
+          : listAfter.all(tenantId, String(decodeKeyset(cursor, ['string'])[0]), limit + 1);
+      const more = rows.length > limit;
+      const items = (more ? rows.slice(0, limit) : rows).map(toRecord);
+      const last = items.at(-1);
+      return { items, nextCursor: more && last !== undefined ? encodeKeyset([last.id]) : null };
+    },
+
+    async get(tenantId, idOrName) {
+      const row = find(tenantId, idOrName);
+      return row === undefined ? undefined : toRecord(row);
+    },
+
+    async delete(tenantId, id) {
+      const removed = await committer.run(() => {
+        const row = byId.get(tenantId, id);
+        if (row === undefined) return false;
+        deleteCorpus.run(row.seq);
+        queuePurge.run(row.seq);
+        return true;
+      });
+      if (removed) purge();
+      return removed;
+    },
+
+    async addDocuments(tenantId, corpusId, documents) {
+      if (documents.length > MAX_DOCUMENTS_PER_REQUEST) {
+        throw limitExceeded(
+          'documents',
+          `at most ${MAX_DOCUMENTS_PER_REQUEST} documents per request (MAX_DOCUMENTS_PER_REQUEST)`,
+        );
+      }
+      const createdAt = options.now();
+      let bytes = 0;
+      let chunkCount = 0;
+      const prepared = documents.map((document, i) => {
+        if (document.text.length > MAX_DOCUMENT_CHARS) {
+          throw limitExceeded(`documents.${i}.text`, `at most ${MAX_DOCUMENT_CHARS} characters (MAX_DOCUMENT_CHARS)`);
+        }
+        const chunks = chunkText(document.text);
+        if (chunks.length === 0) {
+          throw new ValidationError(`documents.${i}.text: is blank`, [
+            { path: `documents.${i}.text`, message: 'is blank' },
+          ]);
+        }
+        const size = Buffer.byteLength(document.text, 'utf8');
+        bytes += size;
+        chunkCount += chunks.length;
+        const metadata = document.metadata === undefined ? null : JSON.stringify(document.metadata);
+        return { id: newId('doc'), title: document.title ?? null, metadata, size, chunks };
+      });
+
+      const row = await committer.run(() => {
+        const corpus = byId.get(tenantId, corpusId);
+        if (corpus === undefined) throw new NotFoundError(`corpus ${corpusId}`);
+        if (corpus.document_count + prepared.length > MAX_DOCUMENTS_PER_CORPUS) {
+          throw limitExceeded(
+            'documents',
+            `a corpus holds at most ${MAX_DOCUMENTS_PER_CORPUS} documents (MAX_DOCUMENTS_PER_CORPUS); it has ${corpus.document_count}`,
+          );
+        }
+        if (corpus.bytes + bytes > MAX_CORPUS_BYTES) {
+          throw limitExceeded(
+            'documents',
+            `a corpus holds at most ${MAX_CORPUS_BYTES} bytes of text (MAX_CORPUS_BYTES); it has ${corpus.bytes}`,
+          );
+        }
+        const token = corpusToken(corpus.seq);
+        for (const document of prepared) {
+          insertDocument.run(
+            document.id,
+            corpus.seq,
+            document.title,
+            document.metadata,
+            document.size,
+            document.chunks.length,
+            createdAt,
+          );
+          document.chunks.forEach((text, position) => {
+            const { lastInsertRowid } = insertChunk.run(corpus.seq, document.id, position, text);
+            indexChunk.run(lastInsertRowid, token, text);
+          });
+        }
+        return addCounts.get(prepared.length, chunkCount, bytes, corpus.seq) as CorpusRow;
+      });
+      return { documentIds: prepared.map((d) => d.id), chunks: chunkCount, corpus: toRecord(row) };
+    },
+
+    async search(tenantId, corpusId, query, k) {
+      if (!Number.isInteger(k) || k < 1 || k > MAX_SEARCH_K) {
+        throw new ValidationError('Invalid k', [
+          { path: 'k', message: `must be an integer from 1 to ${MAX_SEARCH_K}` },
+        ]);
+      }
+      if (query.length > MAX_QUERY_CHARS) {
+        throw new ValidationError('Query too long', [
+          { path: 'q', message: `must be at most ${MAX_QUERY_CHARS} characters` },
+        ]);
+      }
+      const corpus = byId.get(tenantId, corpusId);
+      if (corpus === undefined) throw new NotFoundError(`corpus ${corpusId}`);
+      const terms = matchTerms(query);
+      if (terms === undefined) return [];
+      return searchChunks.all(corpusMatch(corpus.seq, terms), k, tenantId).map(
+        (row): ChunkHit => ({
+          chunkId: `${row.document_id}:${row.position}`,
+          documentId: row.document_id,
+          title: row.title,
+          text: row.text,
+          score: -row.rank,
+          position: row.position,
+        }),
+      );
+    },
+
+    stop() {
+      stopped = true;
+    },
+  };
+}
