@@ -2,6 +2,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { analyticsRoutes } from './api/analytics.routes.js';
 import { registerAuth } from './api/auth.js';
 import { registerBodyGuard } from './api/body-guard.js';
 import { cacheRoutes } from './api/cache.routes.js';
@@ -119,6 +120,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(metricsRoutes, { deps });
   await app.register(traceRoutes, { deps });
   await app.register(nodeToolRoutes, { deps });
+  await app.register(analyticsRoutes, { deps });
   await app.register(toolRoutes, { deps });
   await app.register(corporaRoutes, { deps });
   await app.register(prometheusRoutes, { metrics: deps.telemetry });

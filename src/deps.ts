@@ -7,6 +7,7 @@ import type {
   ApiKeyStore,
   Clock,
   CorpusStore,
+  EngagementStore,
   EventBus,
   LlmProvider,
   MetricsStore,
@@ -31,6 +32,7 @@ import { createSqliteCacheStore } from './store/cache.repo.js';
 import { startCheckpointer } from './store/checkpointer.js';
 import { createSqliteCorpusStore } from './store/corpora.repo.js';
 import { openDatabase } from './store/db.js';
+import { createSqliteEngagementStore } from './store/engagement.repo.js';
 import { createGroupCommitter } from './store/group-commit.js';
 import { createSqliteMetricsStore } from './store/metrics.repo.js';
 import { createSqliteTraceStore } from './store/spans.repo.js';
@@ -58,6 +60,8 @@ export interface Deps {
   executor: Executor;
   /** The built-in agent tools (DESIGN §10). */
   tools: ToolRegistry;
+  /** Retrieval engagement per model (DESIGN §10): analytics, the auto guard, the audit's Tier 2. */
+  engagement: EngagementStore;
   /** Runs a read-only tool as a node of a workflow, for exploration (DESIGN §11). */
   toolExplorer: ToolExplorer;
   /** Prometheus metrics for GET /metrics (not the efficiency metrics). */
@@ -147,6 +151,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     onError: (err) => storeLog.warn({ err }, 'corpus purge failed; it resumes with the next delete or start'),
   });
   const tools = createToolRegistry();
+  const engagement = createSqliteEngagementStore(db);
   const executor = createExecutor({
     cache,
     traces,
@@ -157,6 +162,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     models,
     clock,
     tools,
+    corpora,
+    engagement,
     concurrency: config.CONCURRENCY,
     retry: { maxAttempts: config.RETRY_MAX_ATTEMPTS, baseDelayMs: config.RETRY_BASE_DELAY_MS, maxDelayMs: 30_000 },
     maxNodeOutputBytes: config.MAX_NODE_OUTPUT_BYTES,
@@ -187,6 +194,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     corpora,
     executor,
     tools,
+    engagement,
     toolExplorer: createToolExplorer({ store, cache, tools }),
     telemetry,
     lifecycle: { shuttingDown: false },

@@ -233,8 +233,12 @@ export const swaggerOptions: FastifyDynamicSwaggerOptions = {
       { name: 'cache', description: 'Response cache: stats, inspection, busting' },
       { name: 'metrics', description: 'Efficiency records, rewards and feedback' },
       { name: 'traces', description: 'Traces and spans of workflow runs (loki-mode shape)' },
-      { name: 'tools', description: 'Agent tools: the built-in tools with their audit, the description audit, exploration as a node' },
+      {
+        name: 'tools',
+        description: 'Agent tools: the built-in tools with their audit, the description audit, exploration as a node',
+      },
       { name: 'corpora', description: 'Retrieval corpora: documents chunked and searched by BM25 (SQLite FTS5)' },
+      { name: 'analytics', description: 'How models use their tools: retrieval engagement and its gaps' },
       { name: 'health', description: 'Probes' },
     ],
   },

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { EngagementStore } from '../domain/ports.js';
+import { underEngagedTools } from '../metrics/engagement.js';
 import { auditTools, type ToolAudit } from '../tools/description-audit.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { errorResponses } from './schemas.js';
@@ -7,11 +9,15 @@ import { BuiltInToolListSchema, ToolAuditReportSchema, ToolAuditRequestSchema } 
 
 /**
  * The agent tools (DESIGN §10, §11): the built-in tools with their own audit, and the description
- * audit of any Anthropic tool definitions. Tier 2 needs engagement analytics, which these routes do
- * not read yet: without them every tool is Tier 0 or 1.
+ * audit of any Anthropic tool definitions. Tier 2 comes from the caller's retrieval engagement: a
+ * model more than 30% below the most engaged one makes `retrieve` behavioural.
  */
-export async function toolRoutes(app: FastifyInstance, opts: { deps: { tools: ToolRegistry } }): Promise<void> {
-  const { tools } = opts.deps;
+export async function toolRoutes(
+  app: FastifyInstance,
+  opts: { deps: { tools: ToolRegistry; engagement: EngagementStore } },
+): Promise<void> {
+  const { tools, engagement } = opts.deps;
+  const behaviouralTools = async (tenantId: string) => underEngagedTools(await engagement.sums(tenantId, {}));
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.get(
@@ -25,11 +31,12 @@ export async function toolRoutes(app: FastifyInstance, opts: { deps: { tools: To
         responseDescriptions: { 200: 'The tools by name, their audits and the totals.' },
       },
     },
-    async () => {
+    async (request) => {
       const definitions = tools.definitions(tools.names());
-      const { totals, byPattern } = auditTools(definitions);
+      const options = { behaviouralTools: await behaviouralTools(request.tenantId) };
+      const { totals, byPattern } = auditTools(definitions, options);
       const items = definitions.map((definition) => {
-        const own = auditTools([definition]);
+        const own = auditTools([definition], options);
         return { definition, audit: { ...(own.tools[0] as ToolAudit), findings: own.findings } };
       });
       return { items, totals, byPattern };
@@ -46,7 +53,8 @@ export async function toolRoutes(app: FastifyInstance, opts: { deps: { tools: To
         description:
           'Four detectors — cot-imperative, narrative-voice, verbose-hedging, meta-reference — over each tool ' +
           'description and every description in its input_schema: findings, bias rate, per-pattern and per-tool ' +
-          'counts, and a tier per tool.',
+          'counts, and a tier per tool (2 for `retrieve` when your retrieval engagement shows a model more than ' +
+          '30% below the most engaged one).',
         body: ToolAuditRequestSchema,
         response: { 200: ToolAuditReportSchema, ...errorResponses(400, 401, 413, 415, 429, 500) },
         responseDescriptions: { 200: 'The audit report.' },
@@ -59,6 +67,7 @@ export async function toolRoutes(app: FastifyInstance, opts: { deps: { tools: To
           description: t.description ?? '',
           input_schema: t.input_schema,
         })),
+        { behaviouralTools: await behaviouralTools(request.tenantId) },
       ),
   );
 }

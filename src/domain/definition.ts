@@ -57,6 +57,39 @@ export const PromptOverridesSchema = z.strictObject({
 
 export const JsonSchemaObject = z.record(z.string(), z.unknown());
 
+/** DESIGN §10: an engagement guard refuses a `finalize` that comes too early, once per run. */
+export const RetrievalGuardSchema = z.union([
+  z.strictObject({
+    minCalls: z.int().min(1).max(50).describe('Retrievals expected before a finalize is accepted.'),
+  }),
+  z.strictObject({
+    auto: z
+      .literal(true)
+      .describe(
+        'Guard only models whose engagement on this task type is more than 30% below the reference model; ' +
+          'minCalls is then the reference mean, rounded.',
+      ),
+    reference: ModelSpecSchema.optional().describe(
+      'The model engagement is measured against (provider/model); default: the most engaged model on this task type.',
+    ),
+  }),
+]);
+
+export const RetrievalSchema = z.strictObject({
+  corpus: z.string().min(1).max(100).describe('Id or name of one of your corpora (POST /v1/corpora).'),
+  mode: z
+    .enum(['tools', 'json-actions'])
+    .optional()
+    .describe(
+      '`tools`: native tool calling with the `retrieve` tool; `json-actions`: the retrieve/finalize JSON contract ' +
+        'for models without tools. Default tools.',
+    ),
+  maxSteps: z.int().min(1).max(20).optional().describe('Model turns before a forced final answer; default 5.'),
+  maxChunks: z.int().min(1).max(50).optional().describe('Chunks one retrieval returns at most; default 8.'),
+  guard: RetrievalGuardSchema.optional(),
+});
+export type Retrieval = z.infer<typeof RetrievalSchema>;
+
 export const PromptNodeSchema = z.strictObject({
   type: z.literal('prompt'),
   name: NameSchema,
@@ -76,6 +109,9 @@ export const PromptNodeSchema = z.strictObject({
     .boolean()
     .optional()
     .describe('Re-ask in the same conversation when the answer is not valid JSON or breaks responseFormat.'),
+  retrieval: RetrievalSchema.optional().describe(
+    'Answer from one of your corpora in a retrieve-then-finalize loop, with engagement recorded (DESIGN §10).',
+  ),
 });
 export type PromptNode = z.infer<typeof PromptNodeSchema>;
 
@@ -270,4 +306,5 @@ export const DEFAULTS = {
   reflection: { maxAttempts: 3, retryDelayMs: 0 },
   /** Children an agent may spawn per minute in one workflow tree (DESIGN §10). */
   spawnsPerMinute: 10,
+  retrieval: { mode: 'tools', maxSteps: 5, maxChunks: 8 },
 } as const;

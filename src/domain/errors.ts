@@ -66,6 +66,7 @@ export const ERROR_CODES = {
   NODE_TIMEOUT: run({ status: 504, reflectable: true, retryReason: 'timeout', outcome: 'timeout' }),
   WORKFLOW_TIMEOUT: run({ status: 504, retryReason: 'timeout', outcome: 'timeout' }),
   MAX_TURNS_EXCEEDED: run({ reflectable: true }),
+  INVALID_ACTION: run({ reflectable: true }),
   LLM_CALL_LIMIT_EXCEEDED: run({ status: 409 }),
   LIMIT_EXCEEDED: run({ status: 409 }),
   OUTPUT_TOO_LARGE: run({ status: 409 }),

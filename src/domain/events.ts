@@ -119,6 +119,12 @@ export const EVENT_SCHEMAS = {
     steps: z.int().min(0),
     loopExhausted: z.boolean(),
     haltReason: z.enum(['finalized', 'budget_exhausted', 'error']),
+    relevant: z
+      .boolean()
+      .nullable()
+      .describe(
+        'memory_retrieval_relevant: a retrieved chunk shares 3+ content words with the answer; null: nothing retrieved.',
+      ),
   }),
   // Emitted by capabilities that come later (human checkpoints): its shape is open.
   checkpoint: z.record(z.string(), z.unknown()),

@@ -14,7 +14,7 @@ import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from './rec
 import type { ReflectionEntry } from './reflection.js';
 import type { GenerationUsage, SpanWrite, TraceFilter, TraceRecord, TraceSummary } from './spans.js';
 import type { Status } from './status.js';
-import type { RetrievalRunRecord, ToolCallRecord } from './tool-analytics.js';
+import type { EngagementFilter, EngagementSums, RetrievalRunRecord, ToolCallRecord } from './tool-analytics.js';
 
 /**
  * The ports: what the engine and the API need from the outside world. Adapters implement them;
@@ -192,6 +192,12 @@ export interface MetricsFilter {
 
 /** Efficiency records, rewards and feedback (DESIGN §9); records and rewards are written through
  * `WorkflowStore.commit` with the workflow's final state. Every read is tenant-scoped. */
+/** Retrieval engagement (DESIGN §10): what the analytics, the auto guard and the audit's Tier 2 read. */
+export interface EngagementStore {
+  /** Per model and guarded/unguarded, the sums of a tenant's retrieval runs in the filter's window. */
+  sums(tenantId: string, filter: EngagementFilter): Promise<EngagementSums[]>;
+}
+
 export interface MetricsStore {
   efficiency(tenantId: string, workflowId: string): Promise<EfficiencyRecord | undefined>;
   /** Newest first; `cursor` is the previous page's nextCursor. */

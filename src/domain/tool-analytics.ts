@@ -47,3 +47,29 @@ export interface RetrievalRunRecord {
   relevant: boolean | null;
   at: number;
 }
+
+/** Which retrieval runs an engagement query counts. */
+export interface EngagementFilter {
+  taskType?: string;
+  /** Epoch ms, inclusive. */
+  from?: number;
+  /** Epoch ms, exclusive. */
+  to?: number;
+}
+
+/**
+ * Sums of one model's retrieval runs in a window, split by whether a guard applied (a run is
+ * guarded when a `minCalls` was in force for it: fixed, or chosen by `auto`).
+ */
+export interface EngagementSums {
+  model: string;
+  guarded: boolean;
+  runs: number;
+  retrievalCalls: number;
+  steps: number;
+  loopExhausted: number;
+  guardInterventions: number;
+  /** Σ outcome_reward over the runs whose workflow has a reward, and how many do. */
+  outcomeReward: number;
+  rewarded: number;
+}

@@ -56,15 +56,22 @@ export interface CheckableDefinition {
 
 type Limits = { [K in keyof (typeof DEFAULTS)['limits']]: number };
 
-export function checkDefinition(definition: CheckableDefinition, context: RuleContext): void {
+/** What a definition that passed refers to outside itself, for the checks that need a store. */
+export interface DefinitionReferences {
+  /** Corpus ids or names of prompts with `retrieval`, each with the path of its `corpus` field. */
+  corpora: Map<string, string>;
+}
+
+export function checkDefinition(definition: CheckableDefinition, context: RuleContext): DefinitionReferences {
   const issues: Issue[] = [];
+  const references: DefinitionReferences = { corpora: new Map() };
   const inputBytes = definition.input === undefined ? 0 : Buffer.byteLength(JSON.stringify(definition.input));
   if (inputBytes > DEFAULTS.maxInputBytes) {
     issues.push({ path: 'input', message: `is ${inputBytes} bytes; the limit is ${DEFAULTS.maxInputBytes}` });
   }
   const tree: Tree = { nodes: 0, descendants: 0, limits: { ...DEFAULTS.limits, ...definition.options?.limits } };
   const scope: Scope = { agents: definition.agents ?? {}, input: definition.input, inputKnown: true, workflowDepth: 0 };
-  checkScope(definition, 'root', scope, 0, tree, context, issues);
+  checkScope(definition, 'root', scope, 0, tree, context, issues, references);
   checkAgents(definition.agents ?? {}, 'agents', context, issues);
   if (tree.nodes > DEFAULTS.maxNodes) {
     issues.push({ path: 'root', message: `has ${tree.nodes} nodes; the limit is ${DEFAULTS.maxNodes}` });
@@ -74,6 +81,7 @@ export function checkDefinition(definition: CheckableDefinition, context: RuleCo
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
     throw new ValidationError(`${first.path}: ${first.message}${more}`, issues);
   }
+  return references;
 }
 
 function checkModel(spec: string, path: string, context: RuleContext, issues: Issue[]): string | undefined {
@@ -108,6 +116,7 @@ function checkScope(
   tree: Tree,
   context: RuleContext,
   issues: Issue[],
+  references: DefinitionReferences,
 ): void {
   const seen = new Map<string, string>();
   const maxChildren = definition.options?.limits?.maxChildren ?? DEFAULTS.limits.maxChildren;
@@ -148,7 +157,7 @@ function checkScope(
         inputKnown: false,
         workflowDepth: scope.workflowDepth + 1,
       };
-      checkScope(child, `${site.path}.definition.root`, childScope, site.depth + 1, tree, context, issues);
+      checkScope(child, `${site.path}.definition.root`, childScope, site.depth + 1, tree, context, issues, references);
     },
   };
 
@@ -189,8 +198,41 @@ function checkScope(
       issues.push({ path: where, message: 'is not supported by anthropic/* models; remove it' });
     }
     if (node.responseFormat) checkResponseFormat(node.responseFormat, `${nodePath}.responseFormat`);
+    if (node.retrieval) checkRetrieval(node, agent, nodePath);
     checkTemplates(node.user, `${nodePath}.user`, before, scope);
     checkTemplates(node.data, `${nodePath}.data`, before, scope);
+  }
+
+  /** DESIGN §10: a retrieval loop answers in prose, within maxSteps turns. */
+  function checkRetrieval(node: PromptNode, agent: AgentConfig | undefined, nodePath: string): void {
+    const retrieval = node.retrieval;
+    if (!retrieval) return;
+    const where = `${nodePath}.retrieval`;
+    if (!references.corpora.has(retrieval.corpus)) references.corpora.set(retrieval.corpus, `${where}.corpus`);
+    if (retrieval.guard && 'auto' in retrieval.guard && retrieval.guard.reference) {
+      checkModel(retrieval.guard.reference, `${where}.guard.reference`, context, issues);
+    }
+    if (node.responseFormat) {
+      issues.push({
+        path: `${nodePath}.responseFormat`,
+        message: 'cannot be combined with retrieval (its answer is prose)',
+      });
+    }
+    const mode = retrieval.mode ?? DEFAULTS.retrieval.mode;
+    if (mode === 'json-actions' && agent?.tools && agent.tools.length > 0) {
+      issues.push({
+        path: `agents.${node.agent}.tools`,
+        message: 'json-actions mode sends no tools to the model; remove them or use mode "tools"',
+      });
+    }
+    const maxSteps = retrieval.maxSteps ?? DEFAULTS.retrieval.maxSteps;
+    const guard = retrieval.guard;
+    if (guard && 'minCalls' in guard && guard.minCalls >= maxSteps) {
+      issues.push({
+        path: `${where}.guard.minCalls`,
+        message: `must be below maxSteps (${maxSteps}): the model needs a turn to finalize after its retrievals`,
+      });
+    }
   }
 
   /** The budget first: only a schema within it is compiled (DESIGN §13). */

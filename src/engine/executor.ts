@@ -1,9 +1,11 @@
 import type { ResponseCache } from '../domain/cache.js';
 import type { WorkflowDefinition } from '../domain/definition.js';
 import { DEFAULTS } from '../domain/definition.js';
+import { ValidationError } from '../domain/errors.js';
 import type {
   Clock,
   CreateResult,
+  EngagementStore,
   EventBus,
   MetricsStore,
   ModelCatalog,
@@ -21,7 +23,7 @@ import { planWorkflow } from './plan.js';
 import { shareIdenticalSchemas } from './response-format.js';
 import { Run, type RunStart } from './run.js';
 import { createSemaphore } from './semaphore.js';
-import { cancelledError, type EngineServices, isShutdown, shuttingDownError } from './services.js';
+import { type CorpusReader, cancelledError, type EngineServices, isShutdown, shuttingDownError } from './services.js';
 import { SpawnLedger } from './spawn-ledger.js';
 import type { RetryPolicy } from './transport-retry.js';
 
@@ -58,6 +60,9 @@ export interface ExecutorOptions {
   models: ModelCatalog;
   clock: Clock;
   tools: ToolRegistry;
+  /** Corpora searched by prompts with `retrieval`, and the engagement their `auto` guard reads. */
+  corpora: CorpusReader;
+  engagement: EngagementStore;
   /** Global limit of concurrent model calls (CONCURRENCY). */
   concurrency: number;
   retry: RetryPolicy;
@@ -87,6 +92,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
     models: options.models,
     clock,
     tools: options.tools,
+    corpora: options.corpora,
+    engagement: options.engagement,
     llmSlots: createSemaphore(options.concurrency),
     retry: options.retry,
     maxNodeOutputBytes: options.maxNodeOutputBytes,
@@ -95,6 +102,17 @@ export function createExecutor(options: ExecutorOptions): Executor {
     runChild: (child, parentSignal, parentSpan) => execute(child, parentSignal, undefined, parentSpan),
     onError: options.onError,
   };
+
+  /** Every corpus a retrieval names is one of the tenant's (checked again when the prompt runs). */
+  async function checkCorpora(tenantId: string, corpora: ReadonlyMap<string, string>): Promise<void> {
+    const issues: Array<{ path: string; message: string }> = [];
+    for (const [corpus, path] of corpora) {
+      if (!(await options.corpora.get(tenantId, corpus)))
+        issues.push({ path, message: `you have no corpus "${corpus}"` });
+    }
+    const first = issues[0];
+    if (first) throw new ValidationError(`${first.path}: ${first.message}`, issues);
+  }
 
   async function execute(
     workflow: WorkflowRecord,
@@ -153,11 +171,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
     async submit(tenantId, definition, idempotency) {
       if (stopping) throw shuttingDownError();
       shareIdenticalSchemas(definition.root);
-      checkDefinition(definition, {
+      const references = checkDefinition(definition, {
         models: options.models,
         toolNames: new Set(options.tools.names()),
         defaultModel: options.models.defaultModel,
       });
+      await checkCorpora(tenantId, references.corpora);
       const now = clock.now();
       const planned = planWorkflow(redactDefinition(definition), { tenantId, now });
       const claim = idempotency && { ...idempotency, notBefore: now - IDEMPOTENCY_TTL_MS };

@@ -13,7 +13,7 @@ import type { ChildLauncher, Clock, NewWorkflow, ResolvedModel } from '../domain
 import type { NodePatch, NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionLevel, ReflectionResolution } from '../domain/reflection.js';
 import type { SpanFieldsByType, SpanStatus, SpanType } from '../domain/spans.js';
-import type { RetrievalRunRecord } from '../domain/tool-analytics.js';
+import type { EngagementFilter, EngagementSums, RetrievalRunRecord } from '../domain/tool-analytics.js';
 import type { RetrievedChunk } from '../tools/tool.js';
 import type { Deadline } from './deadline.js';
 import type { TemplateScope } from './templates.js';
@@ -186,12 +186,23 @@ export interface Deadlines {
   within(parent: AbortSignal, ms: number | undefined, onTimeout: () => AppError): Deadline;
 }
 
+/** The run's tenant's corpora and retrieval engagement (DESIGN §10), for prompts with `retrieval`. */
+export interface RunRetrieval {
+  /** One of the tenant's corpora, by id or name; undefined when the tenant has no such corpus. */
+  corpus(idOrName: string): Promise<{ id: string; name: string } | undefined>;
+  /** BM25-ranked chunks of the corpus, best first, at most `k`. */
+  search(corpusId: string, query: string, k: number): Promise<RetrievedChunk[]>;
+  /** The tenant's engagement sums per model (what `guard: {auto: true}` decides by). */
+  engagement(filter: EngagementFilter): Promise<EngagementSums[]>;
+}
+
 export interface NodeContext {
   readonly view: RunView;
   readonly journal: Journal;
   readonly models: ModelGateway;
   readonly children: ChildLauncher;
   readonly tools: ToolBox;
+  readonly retrieval: RunRetrieval;
   readonly reflections: Reflections;
   readonly clock: Clock;
   /** The run's deadlines, all on one timer (deadline.ts). */

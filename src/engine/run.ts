@@ -90,6 +90,11 @@ export class Run implements RunView {
       models: new RunModelGateway(this.journal, services, workflow.tenantId, budget),
       children,
       tools: new RunToolBox(this.journal, this, children, this.spawned, services),
+      retrieval: {
+        corpus: (idOrName) => services.corpora.get(workflow.tenantId, idOrName),
+        search: (corpusId, query, k) => services.corpora.search(workflow.tenantId, corpusId, query, k),
+        engagement: (filter) => services.engagement.sums(workflow.tenantId, filter),
+      },
       reflections: this.reflections,
       clock: services.clock,
       deadlines: this.deadlines,

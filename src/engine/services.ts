@@ -1,11 +1,22 @@
 import type { ResponseCache } from '../domain/cache.js';
 import { AppError } from '../domain/errors.js';
-import type { Clock, EventBus, MetricsStore, ModelCatalog, WorkflowStore } from '../domain/ports.js';
+import type {
+  Clock,
+  CorpusStore,
+  EngagementStore,
+  EventBus,
+  MetricsStore,
+  ModelCatalog,
+  WorkflowStore,
+} from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Semaphore } from './semaphore.js';
 import type { SpawnLedger } from './spawn-ledger.js';
 import type { RetryPolicy } from './transport-retry.js';
+
+/** What runs read of the tenants' corpora: a prompt's `retrieval` searches one. */
+export type CorpusReader = Pick<CorpusStore, 'get' | 'search'>;
 
 /** What a run needs from the executor that owns it. */
 export interface EngineServices {
@@ -17,6 +28,9 @@ export interface EngineServices {
   models: ModelCatalog;
   clock: Clock;
   tools: ToolRegistry;
+  /** Prompts with `retrieval` search these, and read engagement for `guard: {auto: true}`. */
+  corpora: CorpusReader;
+  engagement: EngagementStore;
   llmSlots: Semaphore;
   retry: RetryPolicy;
   /** Bytes one prompt node's answer may have (MAX_NODE_OUTPUT_BYTES). */

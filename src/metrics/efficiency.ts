@@ -131,7 +131,8 @@ const iso = (ms: number): string => new Date(ms).toISOString();
  * - quality_pillars: tool_reliability_rate = tool invocations without isError / invocations;
  *   tool_selection_correct = every invoked tool is in its agent's `tools`; goal_adherence =
  *   completed prompt nodes / prompt nodes that ran (all null when there is nothing to measure);
- *   memory_retrieval_relevant = null until retrieval exists.
+ *   memory_retrieval_relevant = every retrieval run that retrieved chunks used one of them
+ *   (retrieval-relevance.ts; null when no run retrieved anything).
  */
 export function summarizeRun(input: SummarizeInput): EfficiencyRecord {
   const { workflow, nodes, endedAt } = input;
@@ -183,7 +184,8 @@ export function summarizeRun(input: SummarizeInput): EfficiencyRecord {
     quality_pillars: {
       tool_selection_correct: facts.toolCalls === 0 ? null : facts.toolMisselections === 0,
       tool_reliability_rate: facts.toolCalls === 0 ? null : round(facts.toolSuccesses / facts.toolCalls),
-      memory_retrieval_relevant: null,
+      memory_retrieval_relevant:
+        facts.retrievalRelevance.length === 0 ? null : facts.retrievalRelevance.every((relevant) => relevant),
       goal_adherence:
         ranPrompts.length === 0
           ? null

@@ -50,6 +50,8 @@ export interface RunFacts {
   toolMisselections: number;
   /** Per parallel node that ran ≥ 2 prompts: the most of them that were running at once. */
   parallelOverlaps: number[];
+  /** memory_retrieval_relevant of each retrieval run that retrieved something (retrievalEnd). */
+  retrievalRelevance: boolean[];
   /** Failures of an answer against its responseFormat, per node id. */
   formatFailures: Map<string, number>;
   /** Every error code seen: error events, node errors, the workflow's error. */
@@ -162,6 +164,7 @@ export function collectFacts(input: RunInput): RunFacts {
     toolSuccesses: 0,
     toolMisselections: 0,
     parallelOverlaps: [],
+    retrievalRelevance: [],
     formatFailures: new Map(),
     errorCodes: new Set(),
   };
@@ -204,9 +207,14 @@ export function collectFacts(input: RunInput): RunFacts {
         if (!event.payload.isError) facts.toolSuccesses++;
         const prompt = prompts.get(event.payload.node || (nodeNames.get(event.nodeId ?? '') ?? ''));
         const tools = prompt ? (agentNamed(workflow.definition.agents, prompt.agent)?.tools ?? []) : [];
-        if (!tools.includes(event.payload.toolName)) facts.toolMisselections++;
+        // A prompt with `retrieval` is given `retrieve` on top of its agent's tools.
+        const offered = event.payload.toolName === 'retrieve' && prompt?.retrieval !== undefined;
+        if (!offered && !tools.includes(event.payload.toolName)) facts.toolMisselections++;
         break;
       }
+      case 'retrievalEnd':
+        if (event.payload.relevant !== null) facts.retrievalRelevance.push(event.payload.relevant);
+        break;
       case 'invalidResponse':
         addFormatFailure(event.nodeId);
         break;

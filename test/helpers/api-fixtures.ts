@@ -33,9 +33,19 @@ export async function allEvents(
   id: string,
   headers: Record<string, string> = {},
 ): Promise<EventJson[]> {
-  const res = await app.inject({ method: 'GET', url: `/v1/workflows/${id}/events?limit=1000`, headers });
-  if (res.statusCode !== 200) throw new Error(`events answered ${res.statusCode}: ${res.body}`);
-  return (res.json() as { items: EventJson[] }).items;
+  const items: EventJson[] = [];
+  for (let after = 0; ; ) {
+    const res = await app.inject({
+      method: 'GET',
+      url: `/v1/workflows/${id}/events?limit=1000&after=${after}`,
+      headers,
+    });
+    if (res.statusCode !== 200) throw new Error(`events answered ${res.statusCode}: ${res.body}`);
+    const page = res.json() as { items: EventJson[]; nextAfter: number };
+    items.push(...page.items);
+    if (page.items.length < 1000) return items;
+    after = page.nextAfter;
+  }
 }
 
 /** Resolves once the workflow has an event matching `match`; polls the JSON events page. */

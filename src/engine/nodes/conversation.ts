@@ -141,7 +141,7 @@ function reAsk(
 }
 
 /** A node's stored output is bounded (DESIGN §13): a bigger answer fails the node with a clear code. */
-function checkOutputSize(ctx: NodeContext, node: PromptNode, text: string): void {
+export function checkOutputSize(ctx: NodeContext, node: PromptNode, text: string): void {
   const limit = ctx.view.limits.maxNodeOutputBytes;
   // Three bytes per UTF-16 unit at most: a short text is under the limit without counting.
   if (text.length * 3 <= limit) return;
@@ -180,7 +180,7 @@ function checkResponseFormat(
   }
 }
 
-function toolTurn(assistant: LlmMessage['content'], results: ToolResultBlock[]): LlmMessage[] {
+export function toolTurn(assistant: LlmMessage['content'], results: ToolResultBlock[]): LlmMessage[] {
   return [
     { role: 'assistant', content: assistant },
     { role: 'user', content: results },
@@ -188,6 +188,6 @@ function toolTurn(assistant: LlmMessage['content'], results: ToolResultBlock[]):
 }
 
 /** The block the provider gets back: the tool's output travels as content only. */
-function toolResultBlock({ output: _, ...block }: ToolResultBlock & { output: unknown }): ToolResultBlock {
+export function toolResultBlock({ output: _, ...block }: ToolResultBlock & { output: unknown }): ToolResultBlock {
   return block;
 }

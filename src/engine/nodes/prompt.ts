@@ -4,10 +4,11 @@ import type { PromptNode } from '../../domain/definition.js';
 import type { NodeHandler } from '../node-context.js';
 import { converse } from './conversation.js';
 import { preparePrompt } from './prompt-request.js';
+import { runRetrievalLoop } from './retrieval-loop.js';
 import { reflectOnFailure } from './workflow-reflection.js';
 
 /**
- * `prompt`: one agent call or a tool loop (conversation.ts). Its answer is durable before the run
+ * `prompt`: one agent call, a tool loop (conversation.ts) or a retrieval loop (retrieval-loop.ts). Its answer is durable before the run
  * moves on — after a crash the node replays its stored output instead of paying for the call again.
  * A failed attempt may be retried through workflow-level reflection (workflow-reflection.ts).
  */
@@ -38,7 +39,12 @@ export const promptHandler: NodeHandler<PromptNode> = {
         instructions_hash: request.system === undefined ? null : instructionsHash(request.system),
       },
     };
-    return ctx.journal.withSpan(agentSpan, (spanId) => converse(ctx, node, at, prepared, spanId));
+    const retrieval = node.retrieval;
+    return ctx.journal.withSpan(agentSpan, (spanId) =>
+      retrieval
+        ? runRetrievalLoop(ctx, { ...node, retrieval }, at, prepared, spanId)
+        : converse(ctx, node, at, prepared, spanId),
+    );
   },
 
   retry: reflectOnFailure,

@@ -1,0 +1,264 @@
+import { DEFAULTS, type PromptNode, type Retrieval } from '../../domain/definition.js';
+import { AppError } from '../../domain/errors.js';
+import { type LlmMessage, responseText, type ToolResultBlock, type ToolUseBlock } from '../../domain/llm.js';
+import { redactSecrets } from '../../domain/redact.js';
+import type { GuardKind, HaltReason, RetrievalMode } from '../../domain/tool-analytics.js';
+import { autoGuard } from '../../metrics/engagement.js';
+import { retrievalRelevant } from '../../metrics/retrieval-relevance.js';
+import {
+  correctiveTurn,
+  forcedAnswerTurn,
+  guardTurn,
+  retrievalInstructions,
+  retrievalResultsTurn,
+  scanAction,
+} from '../../tools/action-contract.js';
+import type { RetrievedChunk } from '../../tools/tool.js';
+import type { NodeAttempt, NodeContext, ToolCallSite } from '../node-context.js';
+import { isCancellation, isShutdown } from '../services.js';
+import { checkOutputSize, toolResultBlock, toolTurn } from './conversation.js';
+import { nodeDeadlineError, type PreparedPrompt } from './prompt-request.js';
+
+/**
+ * A prompt with `retrieval` (DESIGN §10): retrieve-then-finalize over one of the tenant's corpora,
+ * in `tools` mode (the `retrieve` tool, native tool calling; a plain-text answer finalizes) or
+ * `json-actions` mode (the waggle-os contract for models without tools). At most `maxSteps` model
+ * turns, then one forced plain-prose answer; one corrective turn for a malformed action; the
+ * engagement guard refuses one early finalize. Every run leaves its engagement record: a
+ * retrieval_runs row and a retrievalEnd event.
+ */
+export async function runRetrievalLoop(
+  ctx: NodeContext,
+  node: PromptNode & { retrieval: Retrieval },
+  at: NodeAttempt,
+  prepared: PreparedPrompt,
+  agentSpan: string,
+): Promise<string> {
+  const { retrieval } = node;
+  const { model, request, user, agent } = prepared;
+  const { record } = at;
+  const mode: RetrievalMode = retrieval.mode ?? DEFAULTS.retrieval.mode;
+  const maxSteps = retrieval.maxSteps ?? DEFAULTS.retrieval.maxSteps;
+  const maxChunks = retrieval.maxChunks ?? DEFAULTS.retrieval.maxChunks;
+  const timeoutMs = node.timeoutMs ?? DEFAULTS.nodeTimeoutMs;
+  const taskType = ctx.view.definition.task?.type ?? 'unspecified';
+  const state = {
+    retrievals: 0,
+    steps: 0,
+    loopExhausted: false,
+    corrected: false,
+    interventions: 0,
+    chunks: [] as string[],
+  };
+  let guard: { kind: GuardKind; minCalls: number | null } = { kind: 'none', minCalls: null };
+  const recordEngagement = (haltReason: HaltReason, answer: string | null) => {
+    const relevant = answer === null ? null : retrievalRelevant(state.chunks, answer);
+    const counts = {
+      retrievalCalls: state.retrievals,
+      steps: state.steps,
+      loopExhausted: state.loopExhausted,
+      haltReason,
+    };
+    ctx.journal.emit(record.id, {
+      type: 'retrievalEnd',
+      payload: { node: node.name, agent: node.agent, model: model.id, mode, ...counts, relevant },
+    });
+    ctx.journal.addRetrievalRun({
+      tenantId: ctx.view.workflow.tenantId,
+      workflowId: ctx.view.workflow.id,
+      nodeId: record.id,
+      nodeName: node.name,
+      taskType,
+      agent: node.agent,
+      model: model.id,
+      corpusId,
+      mode,
+      ...counts,
+      guard: guard.kind,
+      guardMinCalls: guard.minCalls,
+      guardInterventions: state.interventions,
+      relevant,
+      at: ctx.clock.now(),
+    });
+  };
+
+  const corpus = await ctx.retrieval.corpus(retrieval.corpus);
+  if (!corpus) throw new AppError('MISSING_CONTEXT', `node "${node.name}": you have no corpus "${retrieval.corpus}"`);
+  const corpusId = corpus.id;
+  guard = await decideGuard(ctx, retrieval, model.id, taskType, maxSteps);
+
+  const instructions = retrievalInstructions(mode, maxSteps, maxChunks);
+  request.system = request.system ? `${request.system}\n\n${instructions}` : instructions;
+  if (mode === 'tools') request.tools = ctx.tools.definitions([...new Set([...(agent.tools ?? []), 'retrieve'])]);
+  else delete request.tools;
+  const site: ToolCallSite = {
+    record,
+    allowed: new Set(mode === 'tools' ? [...(agent.tools ?? []), 'retrieve'] : ['retrieve']),
+    parentSpan: agentSpan,
+    agent: node.agent,
+    model: model.id,
+    retrieve: async (query): Promise<RetrievedChunk[]> => {
+      const hits = await ctx.retrieval.search(corpusId, query, maxChunks);
+      for (const hit of hits) state.chunks.push(hit.text);
+      return hits;
+    },
+  };
+  const append = (...messages: LlmMessage[]) => {
+    request.messages = [...request.messages, ...messages];
+  };
+  /** A user turn, or more text in the last one when the conversation already ends with a user turn. */
+  const appendUserText = (text: string) => {
+    const last = request.messages.at(-1);
+    if (last?.role !== 'user') return append({ role: 'user', content: text });
+    const content = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : last.content;
+    request.messages = [
+      ...request.messages.slice(0, -1),
+      { role: 'user', content: [...content, { type: 'text', text }] },
+    ];
+  };
+  const deadline = ctx.deadlines.within(at.signal, timeoutMs, () => nodeDeadlineError(node, timeoutMs));
+  const cacheKeys: string[] = [];
+  const call = async (forced: boolean) => {
+    state.steps++;
+    const answer = await ctx.models.call(model, request, deadline.signal, {
+      node: node.name,
+      nodeId: record.id,
+      agent: node.agent,
+      attempt: at.attempt,
+      turn: state.steps,
+      prompt: state.steps === 1 ? user : undefined,
+      ...(forced ? { purpose: 'forced_answer' } : {}),
+      cacheable: ctx.view.cacheEnabled(node, agent),
+      spanId: agentSpan,
+    });
+    if (answer.cacheKey !== undefined) {
+      cacheKeys.push(answer.cacheKey);
+      ctx.journal.patchNode(record, { cacheKeys: [...cacheKeys] });
+    }
+    ctx.models.remember(model, answer);
+    return answer.response;
+  };
+
+  /** A finalize: accepted, or refused once by the guard while turns remain. */
+  const accepts = (assistant: LlmMessage['content']): boolean => {
+    const turnsLeft = maxSteps - state.steps;
+    const { minCalls } = guard;
+    if (minCalls === null || state.interventions > 0 || state.retrievals >= minCalls || turnsLeft < 1) return true;
+    state.interventions++;
+    ctx.journal.emit(record.id, {
+      type: 'guardIntervention',
+      payload: {
+        node: node.name,
+        agent: node.agent,
+        model: model.id,
+        retrievals: state.retrievals,
+        minCalls,
+        turnsLeft,
+        auto: guard.kind === 'auto',
+      },
+    });
+    // A tool result must answer a tool call; a finalize is plain text in tools mode, so the
+    // refusal is a user turn there too, in the same words.
+    append(
+      { role: 'assistant', content: assistant },
+      { role: 'user', content: guardTurn(state.retrievals, minCalls, turnsLeft) },
+    );
+    return false;
+  };
+
+  try {
+    let final: string | undefined;
+    while (final === undefined && state.steps < maxSteps) {
+      const response = await call(false);
+      const text = responseText(response);
+      if (mode === 'tools') {
+        const uses = response.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
+        if (uses.length > 0) {
+          const results: ToolResultBlock[] = [];
+          for (const use of uses) {
+            if (use.name === 'retrieve') state.retrievals++;
+            results.push(toolResultBlock(await ctx.tools.invoke(use, site)));
+          }
+          append(...toolTurn(response.content, results));
+          continue;
+        }
+        if (accepts(response.content)) final = text;
+        continue;
+      }
+      const scanned = scanAction(text);
+      if (!scanned.ok) {
+        if (state.corrected) {
+          throw new AppError(
+            'INVALID_ACTION',
+            `node "${node.name}": a second malformed action after the corrective turn (${scanned.problem})`,
+          );
+        }
+        state.corrected = true;
+        append({ role: 'assistant', content: text }, { role: 'user', content: correctiveTurn(scanned.problem) });
+        continue;
+      }
+      const { action } = scanned;
+      if (action.action === 'finalize') {
+        if (accepts(text)) final = action.response;
+        continue;
+      }
+      state.retrievals++;
+      const use: ToolUseBlock = {
+        type: 'tool_use',
+        id: `action_${state.steps}`,
+        name: 'retrieve',
+        input: { query: action.query },
+      };
+      const result = await ctx.tools.invoke(use, site);
+      const chunks = result.is_error ? [] : (result.output as { chunks: RetrievedChunk[] }).chunks;
+      const turn = result.is_error
+        ? `The retrieval failed: ${result.content}`
+        : retrievalResultsTurn(action.query, chunks);
+      append({ role: 'assistant', content: text }, { role: 'user', content: turn });
+    }
+    let halt: HaltReason = 'finalized';
+    if (final === undefined) {
+      state.loopExhausted = true;
+      halt = 'budget_exhausted';
+      // After results or a correction, the demand for an answer joins that user turn (roles alternate).
+      appendUserText(forcedAnswerTurn(maxSteps));
+      const forced = responseText(await call(true));
+      const scanned = mode === 'json-actions' ? scanAction(forced) : undefined;
+      final = scanned?.ok && scanned.action.action === 'finalize' ? scanned.action.response : forced;
+      if (final.trim() === '') {
+        throw new AppError(
+          'MAX_TURNS_EXCEEDED',
+          `node "${node.name}" used its ${maxSteps} turns and gave no final answer`,
+        );
+      }
+    }
+    checkOutputSize(ctx, node, final);
+    // What a node keeps is redacted like everything else baton stores (DESIGN §13).
+    const output = redactSecrets(final);
+    recordEngagement(halt, output);
+    return output;
+  } catch (err) {
+    // An interrupted run resumes and ends later: only a run that really ended is engagement data.
+    if (!isShutdown(err) && !isCancellation(err)) recordEngagement('error', null);
+    throw err;
+  } finally {
+    deadline.dispose();
+  }
+}
+
+async function decideGuard(
+  ctx: NodeContext,
+  retrieval: Retrieval,
+  modelId: string,
+  taskType: string,
+  maxSteps: number,
+): Promise<{ kind: GuardKind; minCalls: number | null }> {
+  const guard = retrieval.guard;
+  if (!guard) return { kind: 'none', minCalls: null };
+  const fits = (n: number) => Math.min(n, maxSteps - 1);
+  if ('minCalls' in guard) return { kind: 'min_calls', minCalls: fits(guard.minCalls) };
+  const reference = guard.reference === undefined ? undefined : ctx.models.resolve(guard.reference).id;
+  const decision = autoGuard(await ctx.retrieval.engagement({ taskType }), modelId, reference);
+  const minCalls = decision === null ? 0 : fits(decision.minCalls);
+  return { kind: 'auto', minCalls: minCalls >= 1 ? minCalls : null };
+}

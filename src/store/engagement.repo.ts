@@ -1,0 +1,52 @@
+import type { EngagementStore } from '../domain/ports.js';
+import type { EngagementFilter, EngagementSums } from '../domain/tool-analytics.js';
+import type { Db } from './db.js';
+
+interface SumsRow {
+  model: string;
+  guarded: 0 | 1;
+  runs: number;
+  retrieval_calls: number;
+  steps: number;
+  loop_exhausted: number;
+  guard_interventions: number;
+  outcome_reward: number | null;
+  rewarded: number;
+}
+
+/**
+ * Retrieval engagement sums (migrations/0010) for the analytics and the auto guard: one indexed
+ * range scan of a tenant's runs, each joined to its workflow's reward (the outcome it led to).
+ */
+export function createSqliteEngagementStore(db: Db): EngagementStore {
+  const query = (typed: boolean) =>
+    db.prepare<unknown[], SumsRow>(
+      `SELECT r.model, (r.guard_min_calls IS NOT NULL) AS guarded, COUNT(*) AS runs,
+              SUM(r.retrieval_calls) AS retrieval_calls, SUM(r.steps) AS steps,
+              SUM(r.loop_exhausted) AS loop_exhausted, SUM(r.guard_interventions) AS guard_interventions,
+              SUM(w.outcome_reward) AS outcome_reward, COUNT(w.outcome_reward) AS rewarded
+         FROM retrieval_runs r LEFT JOIN rewards w ON w.workflow_id = r.workflow_id AND w.tenant_id = r.tenant_id
+        WHERE r.tenant_id = ? ${typed ? 'AND r.task_type = ?' : ''} AND r.at >= ? AND r.at < ?
+        GROUP BY r.model, guarded`,
+    );
+  const all = query(false);
+  const ofType = query(true);
+  return {
+    async sums(tenantId: string, filter: EngagementFilter): Promise<EngagementSums[]> {
+      const range = [filter.from ?? 0, filter.to ?? Number.MAX_SAFE_INTEGER];
+      const rows =
+        filter.taskType === undefined ? all.all(tenantId, ...range) : ofType.all(tenantId, filter.taskType, ...range);
+      return rows.map((row) => ({
+        model: row.model,
+        guarded: row.guarded === 1,
+        runs: row.runs,
+        retrievalCalls: row.retrieval_calls,
+        steps: row.steps,
+        loopExhausted: row.loop_exhausted,
+        guardInterventions: row.guard_interventions,
+        outcomeReward: row.outcome_reward ?? 0,
+        rewarded: row.rewarded,
+      }));
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import type { EngagementSums } from '../../../src/domain/tool-analytics.js';
+import { autoGuard, engagementReport } from '../../../src/metrics/engagement.js';
+import { contentWords, retrievalRelevant } from '../../../src/metrics/retrieval-relevance.js';
+
+const sums = (
+  model: string,
+  runs: number,
+  retrievalCalls: number,
+  extra: Partial<EngagementSums> = {},
+): EngagementSums => ({
+  model,
+  guarded: false,
+  runs,
+  retrievalCalls,
+  steps: retrievalCalls + runs,
+  loopExhausted: 0,
+  guardInterventions: 0,
+  outcomeReward: 0,
+  rewarded: 0,
+  ...extra,
+});
+
+describe('engagement report (DESIGN §10)', () => {
+  it('reports the seed pilot: 1.33 against 2.33 retrievals per task is −43%', () => {
+    const report = engagementReport([sums('sim/opus', 3, 7), sums('sim/qwen', 3, 4)], 'sim/opus');
+    expect(report.reference).toBe('sim/opus');
+    const qwen = report.models.find((m) => m.model === 'sim/qwen');
+    expect(qwen).toMatchObject({ runs: 3, meanRetrievalCalls: 1.3333, gap: -0.4286, gapPercent: -43 });
+    expect(report.models.find((m) => m.model === 'sim/opus')).toMatchObject({ gap: 0, gapPercent: 0 });
+  });
+
+  it('takes the most engaged model as reference when none is named, and splits guarded runs', () => {
+    const report = engagementReport([
+      sums('a', 2, 2, { outcomeReward: 1.5, rewarded: 2 }),
+      sums('b', 2, 6, { loopExhausted: 1 }),
+      sums('a', 2, 4, { guarded: true, guardInterventions: 2 }),
+    ]);
+    expect(report.reference).toBe('b');
+    const a = report.models.find((m) => m.model === 'a');
+    expect(a).toMatchObject({
+      runs: 4,
+      meanRetrievalCalls: 1.5,
+      gap: -0.5,
+      guardInterventions: 2,
+      meanOutcomeReward: 0.75,
+    });
+    expect(a?.withGuard).toMatchObject({
+      runs: 2,
+      meanRetrievalCalls: 2,
+      guardInterventions: 2,
+      meanOutcomeReward: null,
+    });
+    expect(a?.withoutGuard).toMatchObject({ runs: 2, meanRetrievalCalls: 1 });
+    expect(report.models.find((m) => m.model === 'b')).toMatchObject({ loopExhaustedRate: 0.5, withGuard: null });
+  });
+
+  it('has no gap without a reference that retrieved', () => {
+    expect(engagementReport([sums('a', 1, 0)]).models[0]).toMatchObject({ gap: null, gapPercent: null });
+    expect(engagementReport([sums('a', 1, 1)], 'missing').models[0]).toMatchObject({ gap: null });
+  });
+});
+
+describe('auto guard', () => {
+  const pilot = [sums('sim/opus', 3, 7), sums('sim/qwen', 3, 4)];
+  it('guards a model more than 30% below the reference, at the reference mean rounded', () => {
+    expect(autoGuard(pilot, 'sim/qwen')).toEqual({ reference: 'sim/opus', gap: -0.4286, minCalls: 2 });
+    expect(autoGuard(pilot, 'sim/opus')).toBeNull();
+  });
+
+  it('judges by unguarded runs only, and not without evidence', () => {
+    const guarded = [...pilot, sums('sim/qwen', 10, 30, { guarded: true })];
+    expect(autoGuard(guarded, 'sim/qwen')?.minCalls).toBe(2);
+    expect(autoGuard(pilot, 'sim/new')).toBeNull();
+    expect(autoGuard([sums('a', 3, 6), sums('b', 3, 5)], 'b')).toBeNull();
+  });
+});
+
+describe('memory_retrieval_relevant', () => {
+  it('needs three distinct content words shared with the answer', () => {
+    const chunk = 'The Danube river flows through Vienna and Budapest before the Black Sea.';
+    expect(retrievalRelevant([chunk], 'Vienna and Budapest lie on the Danube.')).toBe(true);
+    expect(retrievalRelevant([chunk], 'Vienna and Budapest are capitals.')).toBe(false);
+    expect(retrievalRelevant(['unrelated text', chunk], 'DANUBE, vienna; budapest')).toBe(true);
+    expect(retrievalRelevant([], 'anything')).toBeNull();
+  });
+
+  it('ignores stop words and case', () => {
+    expect([...contentWords('The THE and Of river, Rivers')]).toEqual(['river', 'rivers']);
+    expect(retrievalRelevant(['the and of with from'], 'the and of with from')).toBe(false);
+  });
+});
