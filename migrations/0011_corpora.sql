@@ -60,6 +60,9 @@ CREATE VIRTUAL TABLE corpus_chunks_fts USING fts5(
   tokenize = 'porter unicode61'
 );
 INSERT INTO corpus_chunks_fts (corpus_chunks_fts, rank) VALUES ('rank', 'bm25(0.0, 1.0)');
+-- How many rows hold each indexed term (the index's own statistics, nothing stored): a search
+-- leaves out the terms BM25 gives no weight to (in half the rows or more) before it ranks.
+CREATE VIRTUAL TABLE corpus_chunks_vocab USING fts5vocab(corpus_chunks_fts, 'row');
 
 -- Deleted corpora whose documents and chunks are still to be removed.
 CREATE TABLE corpus_purges (

@@ -15,7 +15,7 @@ import { AppError, NotFoundError, ValidationError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { CorpusStore } from '../domain/ports.js';
 import type { Db } from './db.js';
-import { corpusMatch, corpusToken, matchTerms } from './fts-query.js';
+import { anyOf, corpusMatch, corpusToken, queryTerms, weightedTerms } from './fts-query.js';
 import type { GroupCommitter } from './group-commit.js';
 import { decodeKeyset, encodeKeyset } from './keyset.js';
 
@@ -47,7 +47,6 @@ interface HitRow {
   position: number;
   text: string;
   title: string | null;
-  rank: number;
 }
 
 function toRecord(row: CorpusRow): CorpusRecord {
@@ -113,19 +112,22 @@ export function createSqliteCorpusStore(
     `UPDATE corpora SET document_count = document_count + ?, chunk_count = chunk_count + ?, bytes = bytes + ?
      WHERE seq = ? RETURNING ${COLUMNS}`,
   );
-  // The k best chunks of one corpus (the MATCH names it), joined to their corpus's tenant: a
-  // corpus of another tenant contributes nothing even if its seq were asked for.
-  const searchChunks = db.prepare<[string, number, string], HitRow>(
-    `WITH hits AS (
-       SELECT rowid AS chunk, rank FROM corpus_chunks_fts WHERE corpus_chunks_fts MATCH ? ORDER BY rank LIMIT ?
-     )
-     SELECT c.document_id, c.position, c.text, d.title, hits.rank
-     FROM hits
-     JOIN corpus_chunks c ON c.id = hits.chunk
-     JOIN corpora k ON k.seq = c.corpus_seq AND k.tenant_id = ?
-     JOIN corpus_documents d ON d.id = c.document_id
-     ORDER BY hits.rank, c.id`,
+  // The k best chunks of one corpus (the MATCH names it), ranked inside the index alone; their text
+  // is read afterwards by primary key, joined to their corpus's tenant: a corpus of another tenant
+  // contributes nothing even if its seq were asked for.
+  const rankChunks = db.prepare<[string, number], { chunk: number; rank: number }>(
+    'SELECT rowid AS chunk, rank FROM corpus_chunks_fts WHERE corpus_chunks_fts MATCH ? ORDER BY rank LIMIT ?',
   );
+  const chunkById = db.prepare<[number, string], HitRow>(
+    `SELECT c.document_id, c.position, c.text, d.title
+     FROM corpus_chunks c
+     JOIN corpus_documents d ON d.id = c.document_id
+     WHERE c.id = ? AND c.corpus_seq IN (SELECT seq FROM corpora WHERE tenant_id = ?)`,
+  );
+  // The statistics BM25 itself uses: rows in the index (unpurged chunks of deleted corpora too) and
+  // rows per term.
+  const indexedRows = db.prepare<[], number>('SELECT count(*) FROM corpus_chunks').pluck();
+  const rowsWithTerm = db.prepare<[string], number>('SELECT doc FROM corpus_chunks_vocab WHERE term = ?').pluck();
   const nextPurge = db.prepare<[], number>('SELECT corpus_seq FROM corpus_purges LIMIT 1').pluck();
   const purgeChunkIds = db
     .prepare<[number, number], number>('SELECT id FROM corpus_chunks WHERE corpus_seq = ? ORDER BY id LIMIT ?')
@@ -309,18 +311,23 @@ export function createSqliteCorpusStore(
       }
       const corpus = byId.get(tenantId, corpusId);
       if (corpus === undefined) throw new NotFoundError(`corpus ${corpusId}`);
-      const terms = matchTerms(query);
-      if (terms === undefined) return [];
-      return searchChunks.all(corpusMatch(corpus.seq, terms), k, tenantId).map(
-        (row): ChunkHit => ({
+      const terms = queryTerms(query);
+      if (terms.length === 0) return [];
+      const weighted = weightedTerms(terms, indexedRows.get() ?? 0, (term) => rowsWithTerm.get(term) ?? 0);
+      const hits: ChunkHit[] = [];
+      for (const { chunk, rank } of rankChunks.all(corpusMatch(corpus.seq, anyOf(weighted)), k)) {
+        const row = chunkById.get(chunk, tenantId);
+        if (!row) continue;
+        hits.push({
           chunkId: `${row.document_id}:${row.position}`,
           documentId: row.document_id,
           title: row.title,
           text: row.text,
-          score: -row.rank,
+          score: -rank,
           position: row.position,
-        }),
-      );
+        });
+      }
+      return hits;
     },
 
     stop() {

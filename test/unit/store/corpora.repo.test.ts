@@ -3,7 +3,7 @@ import { MAX_DOCUMENTS_PER_CORPUS, MAX_QUERY_TERMS } from '../../../src/domain/c
 import { AppError } from '../../../src/domain/errors.js';
 import { createSqliteCorpusStore, type SqliteCorpusStore } from '../../../src/store/corpora.repo.js';
 import { type Db, openDatabase } from '../../../src/store/db.js';
-import { matchTerms } from '../../../src/store/fts-query.js';
+import { anyOf, queryTerms, weightedTerms } from '../../../src/store/fts-query.js';
 import { createGroupCommitter } from '../../../src/store/group-commit.js';
 
 /** The SQLite corpus store over a real in-memory database (migrations/0011). */
@@ -29,23 +29,40 @@ afterEach(() => {
 
 const count = (db: Db, sql: string): number => db.prepare(sql).pluck().get() as number;
 
-describe('matchTerms', () => {
+/** The MATCH expression of a query, as the store builds it before weighing the terms. */
+const matchOf = (query: string): string | undefined => {
+  const terms = queryTerms(query);
+  return terms.length === 0 ? undefined : anyOf(terms);
+};
+
+describe('query terms', () => {
   it('quotes each word and ORs them; operators and syntax are plain words or gone', () => {
-    expect(matchTerms('deploy the Main branch')).toBe('"deploy" OR "the" OR "main" OR "branch"');
-    expect(matchTerms('a AND b OR NOT c')).toBe('"a" OR "and" OR "b" OR "or" OR "not" OR "c"');
-    expect(matchTerms('NEAR(x y) col:x "quoted* ^start')).toBe('"near" OR "x" OR "y" OR "col" OR "quoted" OR "start"');
-    expect(matchTerms('café naïve 東京')).toBe('"café" OR "naïve" OR "東京"');
+    expect(matchOf('deploy the Main branch')).toBe('"deploy" OR "the" OR "main" OR "branch"');
+    expect(matchOf('a AND b OR NOT c')).toBe('"a" OR "and" OR "b" OR "or" OR "not" OR "c"');
+    expect(matchOf('NEAR(x y) col:x "quoted* ^start')).toBe('"near" OR "x" OR "y" OR "col" OR "quoted" OR "start"');
+    expect(matchOf('café naïve 東京')).toBe('"café" OR "naïve" OR "東京"');
   });
 
   it('has nothing to match for a query without a word', () => {
-    expect(matchTerms('')).toBeUndefined();
-    expect(matchTerms('" * : ( ) ^ - + {}')).toBeUndefined();
+    expect(matchOf('')).toBeUndefined();
+    expect(matchOf('" * : ( ) ^ - + {}')).toBeUndefined();
   });
 
   it('keeps at most MAX_QUERY_TERMS distinct words', () => {
     const query = Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ');
-    expect(matchTerms(query)?.split(' OR ')).toHaveLength(MAX_QUERY_TERMS);
-    expect(matchTerms('x x X x')).toBe('"x"');
+    expect(matchOf(query)?.split(' OR ')).toHaveLength(MAX_QUERY_TERMS);
+    expect(matchOf('x x X x')).toBe('"x"');
+  });
+
+  it('leaves out the terms in half the rows or more (BM25 weighs them 1e-6), unless none is left', () => {
+    const rows: Record<string, number> = { the: 10, deploy: 3, main: 5, branch: 4 };
+    const rowsWith = (term: string) => rows[term] ?? 0;
+    expect(weightedTerms(['the', 'deploy', 'main', 'branch', 'unseen'], 10, rowsWith)).toEqual([
+      'deploy',
+      'branch',
+      'unseen',
+    ]);
+    expect(weightedTerms(['the', 'main'], 10, rowsWith)).toEqual(['the', 'main']);
   });
 });
 
@@ -66,6 +83,26 @@ describe('SqliteCorpusStore', () => {
     // Porter stemming: "deploying" finds "Deploys".
     expect((await store.search('t', corpus.id, 'deploying', 3))[0]?.title).toBe('Deploys');
     expect(await store.search('t', corpus.id, '"*:()', 3)).toEqual([]);
+  });
+
+  it('ranks as BM25 does when a query word is in most chunks: that word weighs nothing and is left out', async () => {
+    const { db, store } = open();
+    const corpus = await store.create('t', { name: 'common' });
+    const texts = ['alpha the', 'beta the', 'gamma the deploy', 'delta the', 'deploy deploy the', 'epsilon'];
+    await store.addDocuments('t', corpus.id, texts.map((text) => ({ text })));
+    const withCommon = await store.search('t', corpus.id, 'the deploy', 6);
+    const rare = await store.search('t', corpus.id, 'deploy', 6);
+    expect(withCommon.map((h) => h.text)).toEqual(rare.map((h) => h.text));
+    expect(withCommon.map((h) => h.text)).toEqual(['deploy deploy the', 'gamma the deploy']);
+    // What FTS5 itself scores with the word: the same order, the word adding ~1e-6.
+    const full = db
+      .prepare<[string], { rowid: number; rank: number }>(
+        'SELECT rowid, rank FROM corpus_chunks_fts WHERE corpus_chunks_fts MATCH ? ORDER BY rank LIMIT 2',
+      )
+      .all('"the" OR "deploy"');
+    expect(full.map((r) => -r.rank)).toEqual(withCommon.map((h) => expect.closeTo(h.score, 5)));
+    // A query of common words only keeps them (they are all it has).
+    expect(await store.search('t', corpus.id, 'the', 6)).toHaveLength(5);
   });
 
   it('never returns chunks of another corpus or another tenant', async () => {
