@@ -17,8 +17,9 @@ const FiguresSchema = z.object({
   guardInterventions: z.int().describe('Early finalizes the engagement guard refused.'),
 });
 
-const ModelEngagementSchema = FiguresSchema.extend({
+const ModelEngagementSchema = z.object({
   model: z.string().describe('provider/model.'),
+  ...FiguresSchema.shape,
   gap: z.number().nullable().describe('Mean retrieval calls / the reference’s − 1 (1.33 vs 2.33 → −0.4292).'),
   gapPercent: z.int().nullable().describe('The gap in percent, rounded (−43).'),
   withGuard: FiguresSchema.nullable().describe('Runs an engagement guard applied to.'),

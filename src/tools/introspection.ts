@@ -99,8 +99,21 @@ export const inspectPriorOutputs = defineTool({
       if (node.status !== 'completed') throw new ToolRefusal(`node "${node.name}" has no output yet (${node.status})`);
       return { outputs: [show(node)] };
     }
+    // Prior: not this node, not its containers (their output is made of this node's), and — when it
+    // has ended, as when explored afterwards — nothing that ended after it.
+    const ancestors = new Set<string>();
+    for (let id = context.node.parentId; id !== null; id = context.nodes.get(id)?.parentId ?? null) {
+      ancestors.add(id);
+    }
+    const until = context.node.endedAt ?? Number.POSITIVE_INFINITY;
     const completed = [...context.nodes.values()]
-      .filter((node) => node.status === 'completed' && node.id !== context.node.id)
+      .filter(
+        (node) =>
+          node.status === 'completed' &&
+          node.id !== context.node.id &&
+          !ancestors.has(node.id) &&
+          (node.endedAt ?? 0) <= until,
+      )
       .sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0) || (b.id < a.id ? -1 : 1));
     return { outputs: completed.slice(0, count).map(show) };
   },

@@ -50,6 +50,11 @@ describe('exploring tools as a node', () => {
       name: 'first',
       output: nodes.first.output,
     });
+    // Prior outputs as the node saw them: not its container (made of its own output), nothing later.
+    const latest = await run('inspect_prior_outputs', nodes.second.id, { count: 5 });
+    expect(latest.json().output.outputs.map((o: { name: string }) => o.name)).toEqual(['first']);
+    const fromFirst = await run('inspect_prior_outputs', nodes.first.id, { count: 5 });
+    expect(fromFirst.json().output.outputs).toEqual([]);
     const siblings = await run('list_siblings_children', nodes.first.id, { type: 'siblings' });
     expect(siblings.json().output).toEqual({
       type: 'siblings',
