@@ -19,3 +19,13 @@ describe('examples/tool-audit.json (the README tool audit body)', () => {
     expect(ToolAuditRequestSchema.safeParse(file).success).toBe(true);
   });
 });
+
+describe('the README tool and retrieval session bodies', () => {
+  it.each(['introspection.json', 'retrieval-json-actions.json', 'retrieval-guard.json'])(
+    '%s is a valid definition',
+    (name) => {
+      const file = JSON.parse(readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8'));
+      expect(WorkflowDefinitionSchema.safeParse(file).success).toBe(true);
+    },
+  );
+});
