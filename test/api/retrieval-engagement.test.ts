@@ -121,6 +121,34 @@ describe('retrieval engagement and the guard', () => {
     expect(after.shy.gapPercent).toBe(-29);
   });
 
+  it('makes `retrieve` Tier 2 in the description audit while a model under-engages (here at −29% overall: not)', async () => {
+    const tierOfRetrieve = async () => {
+      const listed = (await app.t.app.inject({ url: '/v1/tools' })).json() as {
+        items: Array<{ definition: { name: string }; audit: { tier: number } }>;
+      };
+      return listed.items.find((i) => i.definition.name === 'retrieve')?.audit.tier;
+    };
+    // After the guard the shy model is at −29%: no longer more than 30% below, so Tier 0.
+    expect(await tierOfRetrieve()).toBe(0);
+    // Three more unguarded runs of the shy model bring it back under −30% overall (1.56 against 2.33).
+    for (const task of [1, 2, 3]) await runTask('gpt-shy', task);
+    expect(await tierOfRetrieve()).toBe(2);
+    const audited = await app.t.app.inject({
+      method: 'POST',
+      url: '/v1/tools/audit',
+      payload: {
+        tools: [
+          { name: 'retrieve', description: 'Search the corpus.', input_schema: { type: 'object' } },
+          { name: 'other', description: 'Do a thing.', input_schema: { type: 'object' } },
+        ],
+      },
+    });
+    expect(audited.json().tools.map((t: { tool: string; tier: number }) => [t.tool, t.tier])).toEqual([
+      ['retrieve', 2],
+      ['other', 0],
+    ]);
+  });
+
   it('validates its query; a task type without runs has no models', async () => {
     expect((await app.t.app.inject({ url: '/v1/analytics/retrieval?from=yesterday' })).statusCode).toBe(400);
     expect((await app.t.app.inject({ url: '/v1/analytics/retrieval?task_type=x' })).statusCode).toBe(400);

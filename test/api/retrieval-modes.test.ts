@@ -210,6 +210,47 @@ describe('tools mode (fake Anthropic server)', () => {
     });
   });
 
+  it('a model that only ever calls tools gets one forced answer after maxSteps, the last results in the same turn', async () => {
+    app.fake.setDefault((request) => {
+      const last = (request.body as { messages: Array<{ content: string | Block[] }> }).messages.at(-1)?.content;
+      const forced =
+        Array.isArray(last) && last.some((b) => b.type === 'text' && b.text?.includes('You have used all'));
+      if (forced) return { body: textMessage('Forced: the Danube passes Vienna.') };
+      return { body: toolUseMessage('retrieve', { query: `Danube ${toolResults(request).length}` }) };
+    });
+    const res = await app.t.app.inject({
+      method: 'POST',
+      url: '/v1/workflows',
+      payload: {
+        name: 'rivers',
+        agents: { reader: { model: 'anthropic/claude-reader' } },
+        root: {
+          type: 'prompt',
+          name: 'answer',
+          agent: 'reader',
+          user: 'Q?',
+          retrieval: { corpus: 'rivers', maxSteps: 2 },
+        },
+        options: { cache: false },
+      },
+    });
+    const done = await waitForStatus(app.t.app, res.json().id);
+    expect(done.status).toBe('completed');
+    expect(done.output).toBe('Forced: the Danube passes Vienna.');
+    expect(app.fake.requests).toHaveLength(3);
+    const messages = (app.fake.requests[2]?.body as { messages: Array<{ role: string; content: string | Block[] }> })
+      .messages;
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+    expect((messages[4]?.content as Block[]).map((b) => b.type)).toEqual(['tool_result', 'text']);
+    const all = await events(app.t.app, res.json().id);
+    expect(all.find((e) => e.type === 'retrievalEnd')?.payload).toMatchObject({
+      retrievalCalls: 2,
+      steps: 3,
+      loopExhausted: true,
+      haltReason: 'budget_exhausted',
+    });
+  });
+
   it('refuses an unknown corpus at submission, naming the field', async () => {
     const res = await app.t.app.inject({
       method: 'POST',
