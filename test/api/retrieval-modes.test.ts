@@ -238,10 +238,10 @@ describe('tools mode (fake Anthropic server)', () => {
     expect(done.status).toBe('completed');
     expect(done.output).toBe('Forced: the Danube passes Vienna.');
     expect(app.fake.requests).toHaveLength(3);
-    const messages = (app.fake.requests[2]?.body as { messages: Array<{ role: string; content: string | Block[] }> })
-      .messages;
+    const third = app.fake.requests[2] as RecordedRequest;
+    const { messages } = third.body as { messages: Array<{ role: string; content: string | Block[] }> };
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
-    expect((messages[4]?.content as Block[]).map((b) => b.type)).toEqual(['tool_result', 'text']);
+    expect(((messages[4]?.content ?? []) as Block[]).map((b) => b.type)).toEqual(['tool_result', 'text']);
     const all = await events(app.t.app, res.json().id);
     expect(all.find((e) => e.type === 'retrievalEnd')?.payload).toMatchObject({
       retrievalCalls: 2,

@@ -89,7 +89,11 @@ describe('SqliteCorpusStore', () => {
     const { db, store } = open();
     const corpus = await store.create('t', { name: 'common' });
     const texts = ['alpha the', 'beta the', 'gamma the deploy', 'delta the', 'deploy deploy the', 'epsilon'];
-    await store.addDocuments('t', corpus.id, texts.map((text) => ({ text })));
+    await store.addDocuments(
+      't',
+      corpus.id,
+      texts.map((text) => ({ text })),
+    );
     const withCommon = await store.search('t', corpus.id, 'the deploy', 6);
     const rare = await store.search('t', corpus.id, 'deploy', 6);
     expect(withCommon.map((h) => h.text)).toEqual(rare.map((h) => h.text));
