@@ -20,7 +20,7 @@ import { describe, expect, it } from 'vitest';
 
 type Layer = { floor: number; module: string; kind: 'entry' | 'api' | 'engine' | 'policy' | 'adapter' | 'ground' };
 
-const POLICY_MODULES = ['reflection', 'metrics', 'tools'];
+const POLICY_MODULES = ['reflection', 'metrics', 'tools', 'routing'];
 const ADAPTER_MODULES = ['store', 'llm', 'cache', 'tracing', 'inproc', 'logging', 'telemetry'];
 /** Packages that tie code to a transport, a database or a vendor; not for engine/ or policy code. */
 const INFRASTRUCTURE_PACKAGES = ['fastify', 'better-sqlite3', '@anthropic-ai/sdk', 'pino', 'fastify-type-provider-zod'];
