@@ -18,21 +18,32 @@ export const NameSchema = z
     message: 'must be 1-100 letters, digits, spaces, "_" or "-", not starting or ending with a space',
   });
 
-/** `provider/model` (for example `sim/sonnet`, `anthropic/claude-sonnet-4-5`) or a tier name. */
+/**
+ * `provider/model` (for example `sim/sonnet`, `anthropic/claude-sonnet-4-5`), a tier name, or
+ * `auto`: the tier the allocation gives the agent's role at the task's complexity (DESIGN §8).
+ */
 export const ModelSpecSchema = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^(?:haiku|sonnet|opus|[a-z][a-z0-9-]*\/[A-Za-z0-9._:/-]+)$/, {
-    message: 'must be "<provider>/<model>" (sim, anthropic, openai) or a tier: haiku, sonnet, opus',
+  .regex(/^(?:auto|haiku|sonnet|opus|[a-z][a-z0-9-]*\/[A-Za-z0-9._:/-]+)$/, {
+    message: 'must be "<provider>/<model>" (sim, anthropic, openai), a tier (haiku, sonnet, opus) or "auto"',
   });
+
+/** What an agent does in a workflow: `model: "auto"` and selection go by it (DESIGN §8). */
+export const AGENT_ROLES = ['planning', 'development', 'testing', 'review'] as const;
+export type AgentRole = (typeof AGENT_ROLES)[number];
 
 const TemperatureSchema = z.number().min(0).max(2);
 const MaxTokensSchema = z.int().min(1).max(64_000);
 const StopSchema = z.array(z.string().min(1).max(200)).max(8);
 
 export const AgentConfigSchema = z.strictObject({
-  model: ModelSpecSchema.optional().describe('Defaults to DEFAULT_MODEL.'),
+  model: ModelSpecSchema.optional().describe('Defaults to DEFAULT_MODEL; "auto" needs a role.'),
+  role: z
+    .enum(AGENT_ROLES)
+    .optional()
+    .describe('planning, development, testing or review: the tier "auto" picks at the task complexity.'),
   system: z.string().max(MAX_STRING).optional(),
   tools: z.array(z.string().min(1).max(64)).max(32).optional(),
   maxTokens: MaxTokensSchema.optional(),

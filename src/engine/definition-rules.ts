@@ -93,9 +93,22 @@ function checkModel(spec: string, path: string, context: RuleContext, issues: Is
   }
 }
 
+/** `auto` picks a tier by role (DESIGN §8): the agent needs one. */
+function checkAuto(agent: AgentConfig | undefined, path: string, issues: Issue[]): boolean {
+  if (!agent?.role)
+    issues.push({ path, message: '"auto" needs the agent\'s role (planning, development, testing, review)' });
+  return agent?.role !== undefined;
+}
+
 function checkAgents(agents: Record<string, AgentConfig>, path: string, context: RuleContext, issues: Issue[]) {
   for (const [name, agent] of Object.entries(agents)) {
-    const provider = checkModel(agent.model ?? context.defaultModel, `${path}.${name}.model`, context, issues);
+    if (agent.model === 'auto') {
+      checkAuto(agent, `${path}.${name}.model`, issues);
+    }
+    const provider =
+      agent.model === 'auto'
+        ? undefined
+        : checkModel(agent.model ?? context.defaultModel, `${path}.${name}.model`, context, issues);
     if (agent.simulate && provider !== undefined && provider !== 'sim') {
       issues.push({ path: `${path}.${name}.simulate`, message: 'only applies to sim/* models' });
     }
@@ -186,7 +199,8 @@ function checkScope(
     const agent = agentNamed(scope.agents, node.agent);
     if (!agent) issues.push({ path: `${nodePath}.agent`, message: `unknown agent "${node.agent}"` });
     else checkTemplates(agent.system, `agents.${node.agent}.system`, before, scope);
-    if (node.overrides?.model) checkModel(node.overrides.model, `${nodePath}.overrides.model`, context, issues);
+    if (node.overrides?.model === 'auto') checkAuto(agent, `${nodePath}.overrides.model`, issues);
+    else if (node.overrides?.model) checkModel(node.overrides.model, `${nodePath}.overrides.model`, context, issues);
     // The Anthropic Messages API of the pinned SDK takes no temperature: reject rather than drop it.
     const modelSpec = node.overrides?.model ?? agent?.model ?? context.defaultModel;
     const temperature = node.overrides?.temperature ?? agent?.temperature;

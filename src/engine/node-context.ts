@@ -2,6 +2,7 @@ import type {
   AgentConfig,
   ChildDefinition,
   ChildWorkflowNode,
+  Complexity,
   PromptNode,
   WorkflowDefinition,
   WorkflowNode,
@@ -41,6 +42,8 @@ export interface RunView {
   readonly definition: WorkflowDefinition;
   readonly limits: Limits;
   readonly templateScope: TemplateScope;
+  /** The task's complexity (declared, from its signals, or from the tree): what `model: "auto"` reads. */
+  readonly complexity: Complexity;
   /** The workflow's node records by id (live: statuses and outputs as they are now). */
   readonly nodes: ReadonlyMap<string, Readonly<NodeRecord>>;
   /** Own properties only: `constructor` is not an agent. */

@@ -1,8 +1,10 @@
 import {
   type AgentConfig,
   agentNamed,
+  type Complexity,
   DEFAULTS,
   type PromptNode,
+  promptNodesOf,
   type WorkflowDefinition,
   type WorkflowNode,
 } from '../domain/definition.js';
@@ -11,6 +13,7 @@ import type { EfficiencyRecord } from '../domain/metrics.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
 import type { Status } from '../domain/status.js';
+import { classifyComplexity } from '../metrics/complexity.js';
 import { metricsChanges, withPending } from '../metrics/final.js';
 import { createChildLauncher } from './child-launcher.js';
 import { RunDeadlines } from './deadline.js';
@@ -45,6 +48,7 @@ export class Run implements RunView {
   readonly definition: WorkflowDefinition;
   readonly limits: Limits;
   readonly templateScope: TemplateScope;
+  readonly complexity: Complexity;
   private readonly controller = new AbortController();
   private readonly deadlines: RunDeadlines;
   /** Children the agents spawned: the run ends after them (and they end with the run's signal). */
@@ -70,6 +74,7 @@ export class Run implements RunView {
       ...this.definition.options?.limits,
       maxNodeOutputBytes: services.maxNodeOutputBytes,
     };
+    this.complexity = classifyComplexity(this.definition.task, promptNodesOf(this.definition.root).size);
     this.templateScope = {
       input: this.definition.input,
       stepOutput: (name) => {

@@ -1,4 +1,4 @@
-import type { Complexity } from '../domain/definition.js';
+import type { AgentRole, Complexity } from '../domain/definition.js';
 
 /**
  * Agent allocation by complexity (DESIGN §8, loki-mode's `complexity_allocations`): how many
@@ -6,8 +6,6 @@ import type { Complexity } from '../domain/definition.js';
  * parallel steps really run in parallel, and whether a person approves before anything runs.
  */
 
-export const AGENT_ROLES = ['planning', 'development', 'testing', 'review'] as const;
-export type AgentRole = (typeof AGENT_ROLES)[number];
 export type Tier = 'haiku' | 'sonnet' | 'opus';
 export const REVIEW_MODES = ['skip', 'single', 'standard', 'deep', 'exhaustive'] as const;
 export type ReviewMode = (typeof REVIEW_MODES)[number];

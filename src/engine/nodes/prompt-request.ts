@@ -3,6 +3,7 @@ import { AppError } from '../../domain/errors.js';
 import type { LlmRequest } from '../../domain/llm.js';
 import type { ResolvedModel } from '../../domain/ports.js';
 import { withAgentReflection } from '../../reflection/policy.js';
+import { tierFor } from '../../routing/allocation.js';
 import type { ModelGateway, PromptInputs, RunView, ToolBox } from '../node-context.js';
 import { responseFormatInstruction } from '../response-format.js';
 import { renderText, renderValue } from '../templates.js';
@@ -42,7 +43,7 @@ export function preparePrompt(
   revised?: PromptInputs,
 ): PreparedPrompt {
   const agent = agentOf(view, node);
-  const model = facets.models.resolve(node.overrides?.model ?? agent.model);
+  const model = facets.models.resolve(modelSpecOf(view, node, agent));
   const inputs = revised ?? renderPromptInputs(view, node);
 
   let system = agent.enableReflection ? withAgentReflection(inputs.system) : inputs.system;
@@ -67,6 +68,12 @@ export function preparePrompt(
     request.simulate = { ...agent.simulate, scriptKey: `${view.workflow.id}:${node.agent}` };
   }
   return { agent, model, inputs, user, request };
+}
+
+/** The prompt's model spec; `auto` is the tier the allocation gives the agent's role (DESIGN §8). */
+function modelSpecOf(view: RunView, node: PromptNode, agent: AgentConfig): string | undefined {
+  const spec = node.overrides?.model ?? agent.model;
+  return spec === 'auto' ? tierFor(agent.role ?? 'development', view.complexity) : spec;
 }
 
 export function nodeDeadlineError(node: PromptNode, timeoutMs: number): AppError {
