@@ -16,6 +16,7 @@ import { nodeToolRoutes } from './api/node-tools.routes.js';
 import { registerOpenApiMetadata, swaggerOptions } from './api/openapi.js';
 import { prometheusRoutes, registerHttpMetrics } from './api/prometheus.routes.js';
 import { reflectionRoutes } from './api/reflections.routes.js';
+import { routingRoutes } from './api/routing.routes.js';
 import { toolRoutes } from './api/tools.routes.js';
 import { traceRoutes } from './api/traces.routes.js';
 import { workflowRoutes } from './api/workflows.routes.js';
@@ -121,6 +122,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(traceRoutes, { deps });
   await app.register(nodeToolRoutes, { deps });
   await app.register(analyticsRoutes, { deps });
+  await app.register(routingRoutes, { deps });
   await app.register(toolRoutes, { deps });
   await app.register(corporaRoutes, { deps });
   await app.register(prometheusRoutes, { metrics: deps.telemetry });

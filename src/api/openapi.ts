@@ -239,6 +239,7 @@ export const swaggerOptions: FastifyDynamicSwaggerOptions = {
       },
       { name: 'corpora', description: 'Retrieval corpora: documents chunked and searched by BM25 (SQLite FTS5)' },
       { name: 'analytics', description: 'How models use their tools: retrieval engagement and its gaps' },
+      { name: 'routing', description: 'Complexity classification, allocation and the model catalog' },
       { name: 'health', description: 'Probes' },
     ],
   },

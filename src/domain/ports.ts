@@ -73,10 +73,28 @@ export interface ChildLauncher {
   run(child: WorkflowRecord, signal: AbortSignal, parentSpan: string): Promise<WorkflowRecord>;
 }
 
+/** USD per million tokens. */
+export interface ModelPriceInfo {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** What GET /v1/models shows: the configured providers, the tiers and the prices in force. */
+export interface ModelCatalogInfo {
+  providers: Array<{ name: string; configured: boolean; simulated: boolean }>;
+  defaultModel: string;
+  tiers: Array<{ tier: 'haiku' | 'sonnet' | 'opus'; model: string; price: ModelPriceInfo }>;
+  /** MODEL_PRICES entries, by model id. */
+  prices: Array<{ model: string; price: ModelPriceInfo }>;
+}
+
 export interface ModelCatalog {
   /** Throws AppError UNKNOWN_MODEL / PROVIDER_NOT_CONFIGURED. */
   resolve(spec: string): ResolvedModel;
   costUsd(modelId: string, usage: TokenUsage): number;
+  describe(): ModelCatalogInfo;
   readonly defaultModel: string;
 }
 

@@ -1,7 +1,7 @@
 import type { ModelPrice, ModelTiers } from '../config.js';
 import { AppError } from '../domain/errors.js';
 import type { TokenUsage } from '../domain/llm.js';
-import type { LlmProvider, ModelCatalog, ResolvedModel } from '../domain/ports.js';
+import type { LlmProvider, ModelCatalog, ModelPriceInfo, ResolvedModel } from '../domain/ports.js';
 
 /** Model specs, tiers and prices (DESIGN §7). */
 
@@ -88,6 +88,16 @@ export function createModelCatalog(options: ModelCatalogOptions): ModelCatalog {
     return { id, provider, providerModel, simulated: provider === 'sim', client };
   }
 
+  function priceInfo(modelId: string): ModelPriceInfo {
+    const price = priceOf(modelId);
+    return {
+      input: price.input,
+      output: price.output,
+      cacheRead: price.cacheRead ?? price.input * CACHE_READ_FACTOR,
+      cacheWrite: price.cacheWrite ?? price.input * CACHE_WRITE_FACTOR,
+    };
+  }
+
   function priceOf(modelId: string): ModelPrice {
     let price = priceById.get(modelId);
     if (price === undefined) {
@@ -110,10 +120,22 @@ export function createModelCatalog(options: ModelCatalogOptions): ModelCatalog {
       }
       return model;
     },
+    describe() {
+      return {
+        providers: [...knownProviders].sort().map((name) => ({
+          name,
+          configured: options.providers[name] !== undefined,
+          simulated: name === 'sim',
+        })),
+        defaultModel: options.defaultModel,
+        tiers: TIERS.map((tier) => ({ tier, model: tiers[tier], price: priceInfo(tiers[tier]) })),
+        prices: Object.keys(prices)
+          .sort()
+          .map((model) => ({ model, price: priceInfo(model) })),
+      };
+    },
     costUsd(modelId, usage: TokenUsage) {
-      const price = priceOf(modelId);
-      const cacheRead = price.cacheRead ?? price.input * CACHE_READ_FACTOR;
-      const cacheWrite = price.cacheWrite ?? price.input * CACHE_WRITE_FACTOR;
+      const { cacheRead, cacheWrite, ...price } = priceInfo(modelId);
       const micro =
         usage.inputTokens * price.input +
         usage.outputTokens * price.output +
