@@ -59,6 +59,7 @@ function workflow(tenantId: string): WorkflowRecord {
     output: null,
     error: null,
     cancelRequested: false,
+    checkpoint: null,
     createdAt: Date.now(),
     startedAt: Date.now(),
     endedAt: null,

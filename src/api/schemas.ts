@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ErrorInfoSchema } from '../domain/errors.js';
 import { EVENT_TYPES } from '../domain/events.js';
+import { CHECKPOINT_STATES } from '../domain/records.js';
 import { STATUSES } from '../domain/status.js';
 import { TotalsSchema } from './usage-totals.js';
 
@@ -109,6 +110,14 @@ export const WorkflowSummarySchema = z.object({
   traceId: z.string(),
   error: NullableErrorSchema,
   cancelRequested: z.boolean(),
+  checkpoint: z
+    .object({
+      state: z.enum(CHECKPOINT_STATES),
+      reason: z.string().nullable(),
+      at: IsoTime.describe('When it was decided; null while pending.'),
+    })
+    .nullable()
+    .describe('A human checkpoint (critical tasks): pending until POST …/approve or …/reject.'),
   createdAt: z.iso.datetime(),
   startedAt: IsoTime,
   endedAt: IsoTime,

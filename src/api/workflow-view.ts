@@ -37,6 +37,7 @@ export function toWorkflowSummary(w: WorkflowRecord): WorkflowSummary {
     traceId: w.traceId,
     error: w.error,
     cancelRequested: w.cancelRequested,
+    checkpoint: w.checkpoint && { state: w.checkpoint.state, reason: w.checkpoint.reason, at: iso(w.checkpoint.at) },
     createdAt: new Date(w.createdAt).toISOString(),
     startedAt: iso(w.startedAt),
     endedAt: iso(w.endedAt),

@@ -82,6 +82,14 @@ function submitBody(w: WorkflowRecord) {
   return { id: w.id, status: w.status, traceId: w.traceId, links: workflowLinks(w.id, w.traceId) };
 }
 
+// No body at all (a bare `curl -X POST`) is an approval without a note.
+const ApproveBodySchema = z
+  .strictObject({ note: z.string().min(1).max(1_000).optional().describe('Recorded with the approval.') })
+  .nullish();
+const RejectBodySchema = z.strictObject({
+  reason: z.string().min(1).max(1_000).describe('Why: the workflow fails with it.'),
+});
+
 export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
   const { deps } = opts;
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -211,6 +219,51 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
         .type('application/json')
         .send({ id: view.id, name: view.name, status: view.status, tree: view.tree });
     },
+  );
+
+  /** The two answers to a human checkpoint (DESIGN §8). */
+  const settle = async (tenantId: string, id: string, state: 'approved' | 'rejected', reason: string | null) => {
+    await getOwned(tenantId, id);
+    const workflow = await deps.executor.decide(tenantId, id, { state, reason });
+    if (!workflow) throw new NotFoundError(`workflow ${id}`);
+    return fullView(deps, workflow);
+  };
+  const checkpointDocs = {
+    tags: ['workflows'],
+    description: 'Critical tasks wait, idle, with a `checkpoint` event (DESIGN §8). 409 when it is not waiting.',
+    params: IdParamsSchema,
+    response: { 202: WorkflowViewSchema, ...errorResponses(400, 401, 404, 409, 413, 415, 429, 500) },
+  };
+  const notWaiting = 'The workflow is not waiting for approval (no checkpoint, already decided, or ended).';
+
+  r.post(
+    '/v1/workflows/:id/approve',
+    {
+      schema: {
+        ...checkpointDocs,
+        operationId: 'approveWorkflow',
+        summary: 'Approve a workflow waiting at its human checkpoint: it runs',
+        body: ApproveBodySchema,
+        responseDescriptions: { 202: 'Approved: the workflow is queued to run.', 409: notWaiting },
+      },
+    },
+    async (request, reply) =>
+      reply.code(202).send(await settle(request.tenantId, request.params.id, 'approved', request.body?.note ?? null)),
+  );
+
+  r.post(
+    '/v1/workflows/:id/reject',
+    {
+      schema: {
+        ...checkpointDocs,
+        operationId: 'rejectWorkflow',
+        summary: 'Reject a workflow waiting at its human checkpoint: it fails with the reason',
+        body: RejectBodySchema,
+        responseDescriptions: { 202: 'Rejected: the workflow fails with CHECKPOINT_REJECTED.', 409: notWaiting },
+      },
+    },
+    async (request, reply) =>
+      reply.code(202).send(await settle(request.tenantId, request.params.id, 'rejected', request.body.reason)),
   );
 
   r.post(

@@ -67,6 +67,7 @@ export const ERROR_CODES = {
   WORKFLOW_TIMEOUT: run({ status: 504, retryReason: 'timeout', outcome: 'timeout' }),
   MAX_TURNS_EXCEEDED: run({ reflectable: true }),
   INVALID_ACTION: run({ reflectable: true }),
+  CHECKPOINT_REJECTED: run({ status: 409 }),
   LLM_CALL_LIMIT_EXCEEDED: run({ status: 409 }),
   LIMIT_EXCEEDED: run({ status: 409 }),
   OUTPUT_TOO_LARGE: run({ status: 409 }),

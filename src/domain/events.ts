@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { NODE_TYPES } from './definition.js';
+import { COMPLEXITIES, NODE_TYPES } from './definition.js';
 import { ErrorInfoSchema } from './errors.js';
+import { CHECKPOINT_STATES } from './records.js';
 import { STATUSES } from './status.js';
 
 /**
@@ -126,8 +127,12 @@ export const EVENT_SCHEMAS = {
         'memory_retrieval_relevant: a retrieved chunk shares 3+ content words with the answer; null: nothing retrieved.',
       ),
   }),
-  // Emitted by capabilities that come later (human checkpoints): its shape is open.
-  checkpoint: z.record(z.string(), z.unknown()),
+  // A human checkpoint (DESIGN §8): the workflow waits, then is approved or rejected.
+  checkpoint: z.object({
+    state: z.enum(CHECKPOINT_STATES),
+    complexity: z.enum(COMPLEXITIES),
+    reason: z.string().nullable().describe('Why it waits (pending), or what the person said.'),
+  }),
 } as const;
 
 export type EventType = keyof typeof EVENT_SCHEMAS;

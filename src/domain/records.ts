@@ -2,6 +2,17 @@ import type { NodeType, WorkflowDefinition } from './definition.js';
 import type { ErrorInfo } from './errors.js';
 import type { Status } from './status.js';
 
+export const CHECKPOINT_STATES = ['pending', 'approved', 'rejected'] as const;
+export type CheckpointState = (typeof CHECKPOINT_STATES)[number];
+
+/** A critical workflow's approval: pending until a person decides, with the reason given. */
+export interface Checkpoint {
+  state: CheckpointState;
+  reason: string | null;
+  /** When it was decided (epoch ms); null while pending. */
+  at: number | null;
+}
+
 /** What the store holds about one workflow run. Times are epoch milliseconds. */
 export interface WorkflowRecord {
   id: string;
@@ -19,6 +30,8 @@ export interface WorkflowRecord {
   output: unknown;
   error: ErrorInfo | null;
   cancelRequested: boolean;
+  /** A human checkpoint (DESIGN §8): null when the workflow needs no approval. */
+  checkpoint: Checkpoint | null;
   createdAt: number;
   startedAt: number | null;
   endedAt: number | null;
@@ -46,7 +59,7 @@ export interface NodeRecord {
 
 /** A field set to `undefined` is left as it is. */
 export type WorkflowPatch = { id: string } & Partial<
-  Pick<WorkflowRecord, 'status' | 'output' | 'error' | 'startedAt' | 'endedAt' | 'cancelRequested'>
+  Pick<WorkflowRecord, 'status' | 'output' | 'error' | 'startedAt' | 'endedAt' | 'cancelRequested' | 'checkpoint'>
 >;
 export type NodePatch = { id: string } & Partial<
   Pick<

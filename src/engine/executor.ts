@@ -1,7 +1,7 @@
 import type { ResponseCache } from '../domain/cache.js';
 import type { WorkflowDefinition } from '../domain/definition.js';
 import { DEFAULTS } from '../domain/definition.js';
-import { ValidationError } from '../domain/errors.js';
+import { AppError, ValidationError } from '../domain/errors.js';
 import type {
   Clock,
   CreateResult,
@@ -17,6 +17,7 @@ import type {
 import type { WorkflowRecord } from '../domain/records.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import { describedAllocation } from './allocation-of.js';
 import { redactDefinition } from './definition-redaction.js';
 import { checkDefinition } from './definition-rules.js';
 import { planWorkflow } from './plan.js';
@@ -42,6 +43,15 @@ export interface Executor {
   ): Promise<CreateResult>;
   /** Sticky cancel of the workflow and its descendants; aborts in-flight calls. Undefined when not found for the tenant. */
   cancel(tenantId: string, workflowId: string): Promise<WorkflowRecord | undefined>;
+  /**
+   * Settles a waiting human checkpoint: approved, the workflow runs; rejected, it fails with the
+   * reason. Undefined when not found for the tenant; AppError CONFLICT when it is not waiting.
+   */
+  decide(
+    tenantId: string,
+    workflowId: string,
+    decision: { state: 'approved' | 'rejected'; reason: string | null },
+  ): Promise<WorkflowRecord | undefined>;
   /** Resumes every non-terminal workflow and starts taking work. */
   start(): Promise<void>;
   /** Stops taking work, lets in-flight calls finish for up to `graceMs`, then aborts the rest (they resume at next start). */
@@ -179,6 +189,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
       await checkCorpora(tenantId, references.corpora);
       const now = clock.now();
       const planned = planWorkflow(redactDefinition(definition), { tenantId, now });
+      // A critical task waits for a person (DESIGN §8): created idle, its run only announces the wait.
+      if (describedAllocation(definition)?.allocation.human_checkpoint) {
+        planned.workflow.checkpoint = { state: 'pending', reason: null, at: null };
+      }
       const claim = idempotency && { ...idempotency, notBefore: now - IDEMPOTENCY_TTL_MS };
       const result = await store.create(planned, claim);
       if (result.kind === 'created') {
@@ -202,6 +216,19 @@ export function createExecutor(options: ExecutorOptions): Executor {
         justSubmitted.delete(workflowId);
         await execute({ ...workflow, cancelRequested: true });
       }
+      return store.get(tenantId, workflowId);
+    },
+
+    async decide(tenantId, workflowId, { state, reason }) {
+      if (stopping) throw shuttingDownError();
+      const workflow = await store.get(tenantId, workflowId);
+      if (!workflow) return undefined;
+      if (workflow.checkpoint?.state !== 'pending' || isTerminal(workflow.status)) {
+        const now = workflow.checkpoint ? `its checkpoint is ${workflow.checkpoint.state}` : 'it has no checkpoint';
+        throw new AppError('CONFLICT', `workflow ${workflowId} is not waiting for approval: ${now}`);
+      }
+      await store.commit({ workflows: [{ id: workflowId, checkpoint: { state, reason, at: clock.now() } }] });
+      queue.enqueue(workflowId, tenantId);
       return store.get(tenantId, workflowId);
     },
 

@@ -33,6 +33,7 @@ export function planWorkflow(
     output: null,
     error: null,
     cancelRequested: false,
+    checkpoint: null,
     createdAt: options.now,
     startedAt: null,
     endedAt: null,

@@ -129,7 +129,9 @@ export class Run implements RunView {
   ): Promise<void> {
     const { clock } = this.services;
     const wf = this.workflow;
-    if (cancelRequested || wf.cancelRequested) this.controller.abort(cancelledError());
+    const cancelling = cancelRequested || wf.cancelRequested;
+    if (cancelling) this.controller.abort(cancelledError());
+    else if (wf.checkpoint?.state === 'pending') return this.awaitApproval();
     const onParentAbort = () => this.controller.abort(parentSignal?.reason);
     if (parentSignal?.aborted) onParentAbort();
     else parentSignal?.addEventListener('abort', onParentAbort, { once: true });
@@ -154,6 +156,10 @@ export class Run implements RunView {
       startedAt: rootStart,
     });
     if (wf.status === 'idle') {
+      if (wf.checkpoint && wf.checkpoint.state !== 'pending') {
+        const { state, reason } = wf.checkpoint;
+        this.journal.emit(null, { type: 'checkpoint', payload: { state, complexity: this.complexity, reason } });
+      }
       this.journal.patchWorkflow({ status: 'running', startedAt });
       this.journal.emit(null, {
         type: 'workflowStart',
@@ -172,6 +178,12 @@ export class Run implements RunView {
     try {
       // Spawned children a dead execution left running go on under this one.
       if (this.startSeq > 0) await this.resumeSpawned(root);
+      if (wf.checkpoint?.state === 'rejected' && !cancelling) {
+        throw new AppError(
+          'CHECKPOINT_REJECTED',
+          `rejected at the human checkpoint: ${wf.checkpoint.reason ?? 'no reason given'}`,
+        );
+      }
       const output = await this.runNode(this.definition.root, deadline.signal, root);
       await this.spawned.settled();
       this.journal.closeSpan(root, 'ok');
@@ -193,6 +205,23 @@ export class Run implements RunView {
       this.deadlines.close();
       parentSignal?.removeEventListener('abort', onParentAbort);
     }
+    await this.journal.commit();
+  }
+
+  /**
+   * A critical workflow before its approval (DESIGN §8): it stays idle; its first execution says
+   * why with a `checkpoint` event, later ones (after a restart) only leave it waiting.
+   */
+  private async awaitApproval(): Promise<void> {
+    if (this.startSeq > 0) return;
+    this.journal.emit(null, {
+      type: 'checkpoint',
+      payload: {
+        state: 'pending',
+        complexity: this.complexity,
+        reason: 'critical complexity: POST /v1/workflows/{id}/approve or …/reject',
+      },
+    });
     await this.journal.commit();
   }
 

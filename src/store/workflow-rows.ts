@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { NodeType } from '../domain/definition.js';
 import { type WorkflowDefinition, WorkflowDefinitionSchema } from '../domain/definition.js';
 import { type ErrorInfo, ErrorInfoSchema } from '../domain/errors.js';
-import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
+import { CHECKPOINT_STATES, type NodeRecord, type WorkflowRecord } from '../domain/records.js';
 import type { Status } from '../domain/status.js';
 
 /** Row shapes of the workflow tables and their mapping to domain records, both directions. */
@@ -10,7 +10,7 @@ import type { Status } from '../domain/status.js';
 /** Every column but the definition: reads take it from a cache of parsed definitions (workflows.repo.ts). */
 export const WORKFLOW_READ_COLUMNS =
   'id, tenant_id, name, status, correlation_id, parent_workflow_id, parent_node_id, root_workflow_id, depth, ' +
-  'trace_id, output, error, cancel_requested, created_at, started_at, ended_at';
+  'trace_id, output, error, cancel_requested, checkpoint, created_at, started_at, ended_at';
 export const WORKFLOW_COLUMNS = `${WORKFLOW_READ_COLUMNS}, definition`;
 export const NODE_COLUMNS =
   'id, workflow_id, parent_id, name, type, position, depth, status, attempts, output, error, child_workflow_id, ' +
@@ -30,6 +30,7 @@ export interface WorkflowRow {
   output: string | null;
   error: string | null;
   cancel_requested: number;
+  checkpoint: string | null;
   created_at: number;
   started_at: number | null;
   ended_at: number | null;
@@ -93,6 +94,7 @@ export function toWorkflow(row: WorkflowRow, definition: WorkflowDefinition): Wo
     output: parseOutput(row.output),
     error: parseError(row.error),
     cancelRequested: row.cancel_requested === 1,
+    checkpoint: row.checkpoint === null ? null : CheckpointSchema.parse(JSON.parse(row.checkpoint)),
     createdAt: row.created_at,
     startedAt: row.started_at,
     endedAt: row.ended_at,
@@ -100,6 +102,11 @@ export function toWorkflow(row: WorkflowRow, definition: WorkflowDefinition): Wo
 }
 
 const CacheKeysSchema = z.array(z.string());
+const CheckpointSchema = z.strictObject({
+  state: z.enum(CHECKPOINT_STATES),
+  reason: z.string().nullable(),
+  at: z.number().nullable(),
+});
 
 export function toNode(row: NodeRow): NodeRecord {
   return {
@@ -137,6 +144,7 @@ export function workflowValues(w: WorkflowRecord, definitionText: string): unkno
     toJson(w.output),
     toJson(w.error),
     w.cancelRequested ? 1 : 0,
+    toJson(w.checkpoint),
     w.createdAt,
     w.startedAt ?? null,
     w.endedAt ?? null,

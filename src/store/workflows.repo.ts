@@ -49,6 +49,7 @@ const WORKFLOW_PATCH_FIELDS: ReadonlyArray<PatchField<WorkflowPatch>> = [
   { key: 'startedAt', column: 'started_at', encode: asIs },
   { key: 'endedAt', column: 'ended_at', encode: asIs },
   { key: 'cancelRequested', column: 'cancel_requested', encode: asFlag },
+  { key: 'checkpoint', column: 'checkpoint', encode: toJson },
 ];
 
 const NODE_PATCH_FIELDS: ReadonlyArray<PatchField<NodePatch>> = [
@@ -115,7 +116,7 @@ const DEFINITION_CACHE_BYTES = 32 * 1024 * 1024;
 export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): WorkflowStore {
   const journal = createJournalRepo(db);
   const insertWorkflow = db.prepare(
-    `INSERT INTO workflows (${WORKFLOW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO workflows (${WORKFLOW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const insertNode = db.prepare(
     `INSERT INTO nodes (${NODE_COLUMNS}, tenant_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPLEXITIES } from '../../src/domain/definition.js';
-import { allEvents } from '../helpers/api-fixtures.js';
+import { allEvents, waitForEvent } from '../helpers/api-fixtures.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
 /** `model: "auto"` (DESIGN §8): role → tier (the allocation table) → MODEL_TIERS, at every level. */
@@ -33,6 +33,11 @@ async function modelsUsed(complexity: string): Promise<Record<string, string>> {
   });
   expect(res.statusCode, res.body).toBe(202);
   const id = res.json().id as string;
+  // A critical task waits for a person first (DESIGN §8).
+  if (complexity === 'critical') {
+    await waitForEvent(t.app, id, (e) => e.type === 'checkpoint');
+    expect((await t.app.inject({ method: 'POST', url: `/v1/workflows/${id}/approve` })).statusCode).toBe(202);
+  }
   expect((await waitForStatus(t.app, id)).status).toBe('completed');
   const starts = (await allEvents(t.app, id)).filter((e) => e.type === 'agentPromptStart');
   return Object.fromEntries(starts.map((e) => [e.payload.agent as string, e.payload.model as string]));

@@ -24,6 +24,7 @@ function workflow(over: Partial<WorkflowRecord> = {}): WorkflowRecord {
     output: undefined,
     error: null,
     cancelRequested: false,
+    checkpoint: null,
     createdAt: T0,
     startedAt: T0 + 10,
     endedAt: null,

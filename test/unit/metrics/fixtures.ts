@@ -55,6 +55,7 @@ export class RunBuilder {
       output: null,
       error: options.error ?? null,
       cancelRequested: false,
+      checkpoint: null,
       createdAt: T0 - 500,
       startedAt: T0,
       endedAt: this.endedAt,

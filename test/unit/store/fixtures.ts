@@ -70,6 +70,7 @@ export function newWorkflow(options: WorkflowOptions = {}): NewWorkflow {
     output: null,
     error: null,
     cancelRequested: false,
+    checkpoint: null,
     createdAt: 1_700_000_000_000,
     startedAt: null,
     endedAt: null,
