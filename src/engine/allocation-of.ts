@@ -3,14 +3,15 @@ import { explainComplexity } from '../metrics/complexity.js';
 import { type Allocation, COMPLEXITY_ALLOCATIONS } from '../routing/allocation.js';
 
 /**
- * The allocation a workflow runs under (DESIGN §8) — only when its task is described (a declared
- * complexity or signals). A bare tree still has a complexity (for `model: "auto"` and the metrics)
- * but keeps the parallelism and the concurrency it was written with: the client did not ask to be
- * routed.
+ * A workflow's complexity and the allocation it runs under (DESIGN §8). The allocation applies only
+ * when the task is described (a declared complexity or signals): a bare tree still has a
+ * complexity (for `model: "auto"` and the metrics) but keeps the parallelism and the concurrency
+ * it was written with — its client did not ask to be routed.
  */
-export function describedAllocation(
-  definition: Pick<WorkflowDefinition, 'task' | 'root'>,
-): { complexity: Complexity; allocation: Allocation } | null {
+export function routingOf(definition: Pick<WorkflowDefinition, 'task' | 'root'>): {
+  complexity: Complexity;
+  allocation: Allocation | null;
+} {
   const { complexity, source } = explainComplexity(definition.task, promptNodesOf(definition.root).size);
-  return source === 'tree' ? null : { complexity, allocation: COMPLEXITY_ALLOCATIONS[complexity] };
+  return { complexity, allocation: source === 'tree' ? null : COMPLEXITY_ALLOCATIONS[complexity] };
 }

@@ -17,7 +17,7 @@ import type {
 import type { WorkflowRecord } from '../domain/records.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { describedAllocation } from './allocation-of.js';
+import { routingOf } from './allocation-of.js';
 import { redactDefinition } from './definition-redaction.js';
 import { checkDefinition } from './definition-rules.js';
 import { planWorkflow } from './plan.js';
@@ -190,7 +190,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       const now = clock.now();
       const planned = planWorkflow(redactDefinition(definition), { tenantId, now });
       // A critical task waits for a person (DESIGN §8): created idle, its run only announces the wait.
-      if (describedAllocation(definition)?.allocation.human_checkpoint) {
+      if (routingOf(definition).allocation?.human_checkpoint) {
         planned.workflow.checkpoint = { state: 'pending', reason: null, at: null };
       }
       const claim = idempotency && { ...idempotency, notBefore: now - IDEMPOTENCY_TTL_MS };

@@ -15,6 +15,7 @@ import type { NodePatch, NodeRecord, WorkflowRecord } from '../domain/records.js
 import type { ReflectionLevel, ReflectionResolution } from '../domain/reflection.js';
 import type { SpanFieldsByType, SpanStatus, SpanType } from '../domain/spans.js';
 import type { EngagementFilter, EngagementSums, RetrievalRunRecord } from '../domain/tool-analytics.js';
+import type { Allocation } from '../routing/allocation.js';
 import type { RetrievedChunk } from '../tools/tool.js';
 import type { Deadline } from './deadline.js';
 import type { TemplateScope } from './templates.js';
@@ -44,6 +45,8 @@ export interface RunView {
   readonly templateScope: TemplateScope;
   /** The task's complexity (declared, from its signals, or from the tree): what `model: "auto"` reads. */
   readonly complexity: Complexity;
+  /** The allocation of a routed workflow (its task described); null for a bare tree (allocation-of.ts). */
+  readonly allocation: Allocation | null;
   /** The workflow's node records by id (live: statuses and outputs as they are now). */
   readonly nodes: ReadonlyMap<string, Readonly<NodeRecord>>;
   /** Own properties only: `constructor` is not an agent. */
@@ -199,6 +202,11 @@ export interface RunRetrieval {
   engagement(filter: EngagementFilter): Promise<EngagementSums[]>;
 }
 
+/** The workflow's agent slots (`max_agents`): a prompt's agent works inside one. */
+export interface AgentSlots {
+  run<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T>;
+}
+
 export interface NodeContext {
   readonly view: RunView;
   readonly journal: Journal;
@@ -207,6 +215,7 @@ export interface NodeContext {
   readonly tools: ToolBox;
   readonly retrieval: RunRetrieval;
   readonly reflections: Reflections;
+  readonly agents: AgentSlots;
   readonly clock: Clock;
   /** The run's deadlines, all on one timer (deadline.ts). */
   readonly deadlines: Deadlines;

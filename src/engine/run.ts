@@ -4,7 +4,6 @@ import {
   type Complexity,
   DEFAULTS,
   type PromptNode,
-  promptNodesOf,
   type WorkflowDefinition,
   type WorkflowNode,
 } from '../domain/definition.js';
@@ -13,15 +12,17 @@ import type { EfficiencyRecord } from '../domain/metrics.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
 import type { Status } from '../domain/status.js';
-import { classifyComplexity } from '../metrics/complexity.js';
 import { metricsChanges, withPending } from '../metrics/final.js';
+import type { Allocation } from '../routing/allocation.js';
+import { routingOf } from './allocation-of.js';
 import { createChildLauncher } from './child-launcher.js';
 import { RunDeadlines } from './deadline.js';
 import { RunJournal } from './journal.js';
 import { RunModelGateway } from './model-gateway.js';
-import type { Limits, NodeAttempt, NodeContext, RunView } from './node-context.js';
+import type { AgentSlots, Limits, NodeAttempt, NodeContext, RunView } from './node-context.js';
 import { handlerOf } from './nodes/table.js';
 import { ReflectionLedger } from './reflection-ledger.js';
+import { createSemaphore } from './semaphore.js';
 import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
 import { SpawnedChildren } from './spawned-children.js';
 import { MISSING, type TemplateScope } from './templates.js';
@@ -49,6 +50,8 @@ export class Run implements RunView {
   readonly limits: Limits;
   readonly templateScope: TemplateScope;
   readonly complexity: Complexity;
+  readonly allocation: Allocation | null;
+  private readonly agentSlots: AgentSlots;
   private readonly controller = new AbortController();
   private readonly deadlines: RunDeadlines;
   /** Children the agents spawned: the run ends after them (and they end with the run's signal). */
@@ -74,7 +77,8 @@ export class Run implements RunView {
       ...this.definition.options?.limits,
       maxNodeOutputBytes: services.maxNodeOutputBytes,
     };
-    this.complexity = classifyComplexity(this.definition.task, promptNodesOf(this.definition.root).size);
+    ({ complexity: this.complexity, allocation: this.allocation } = routingOf(this.definition));
+    this.agentSlots = agentSlots(this.allocation);
     this.templateScope = {
       input: this.definition.input,
       stepOutput: (name) => {
@@ -101,6 +105,7 @@ export class Run implements RunView {
         engagement: (filter) => services.engagement.sums(workflow.tenantId, filter),
       },
       reflections: this.reflections,
+      agents: this.agentSlots,
       clock: services.clock,
       deadlines: this.deadlines,
       runNode: (node, signal, parentSpan) => this.runNode(node, signal, parentSpan),
@@ -348,4 +353,20 @@ export class Run implements RunView {
     if (!(err instanceof AppError)) this.services.onError(err, { workflowId: this.workflow.id });
     return toErrorInfo(err);
   }
+}
+
+/** `max_agents` of a routed workflow's allocation: how many of its agents may work at once. */
+function agentSlots(allocation: Allocation | null): AgentSlots {
+  if (!allocation) return { run: (_signal, work) => work() };
+  const slots = createSemaphore(allocation.max_agents);
+  return {
+    async run(signal, work) {
+      await slots.acquire(signal);
+      try {
+        return await work();
+      } finally {
+        slots.release();
+      }
+    },
+  };
 }

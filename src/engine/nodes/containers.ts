@@ -32,12 +32,15 @@ export const sequenceHandler = container<SequenceNode>(async (ctx, node, signal,
 });
 
 /**
- * `parallel`: its steps really run concurrently; all settle before the node decides, so no branch is
- * left running unrecorded when another fails. Output: an object keyed by step name.
+ * `parallel`: its steps really run concurrently — one at a time when a routed workflow's allocation
+ * says `parallel: false` (DESIGN §8); all settle before the node decides, so no branch is left
+ * running unrecorded when another fails. Output: an object keyed by step name.
  */
 export const parallelHandler = container<ParallelNode>(async (ctx, node, signal, spanId) => {
   const steps: readonly WorkflowNode[] = node.steps;
-  const results = await Promise.allSettled(steps.map((step) => ctx.runNode(step, signal, spanId)));
+  const run = (step: WorkflowNode) => ctx.runNode(step, signal, spanId);
+  const results =
+    ctx.view.allocation?.parallel === false ? await oneAtATime(steps, run) : await Promise.allSettled(steps.map(run));
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   const shutdown = failures.find((f) => isShutdown(f.reason));
   if (shutdown) throw shutdown.reason;
@@ -46,3 +49,18 @@ export const parallelHandler = container<ParallelNode>(async (ctx, node, signal,
   for (const [i, step] of steps.entries()) output[step.name] = (results[i] as PromiseFulfilledResult<unknown>).value;
   return output;
 });
+
+async function oneAtATime(
+  steps: readonly WorkflowNode[],
+  run: (step: WorkflowNode) => Promise<unknown>,
+): Promise<PromiseSettledResult<unknown>[]> {
+  const results: PromiseSettledResult<unknown>[] = [];
+  for (const step of steps) {
+    try {
+      results.push({ status: 'fulfilled', value: await run(step) });
+    } catch (reason) {
+      results.push({ status: 'rejected', reason });
+    }
+  }
+  return results;
+}

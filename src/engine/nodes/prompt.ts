@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { PromptNode } from '../../domain/definition.js';
-import type { NodeHandler } from '../node-context.js';
+import type { NodeAttempt, NodeContext, NodeHandler } from '../node-context.js';
 import { converse } from './conversation.js';
 import { preparePrompt } from './prompt-request.js';
 import { runRetrievalLoop } from './retrieval-loop.js';
@@ -15,36 +15,9 @@ import { reflectOnFailure } from './workflow-reflection.js';
 export const promptHandler: NodeHandler<PromptNode> = {
   durable: true,
 
-  async run(ctx, node, at) {
-    const prepared = preparePrompt(ctx.view, ctx, node, ctx.reflections.revisedInputs(node, at.record));
-    const { model, request } = prepared;
-    // DESIGN §9: each prompt node is a handoff from the orchestrator, then the agent's own span.
-    ctx.journal.recordSpan({
-      type: 'handoff_span',
-      parentId: at.parentSpan,
-      nodeId: at.record.id,
-      fields: {
-        from_agent: 'orchestrator',
-        to_agent: node.agent,
-        context_passed: { node: node.name, attempt: at.attempt },
-      },
-    });
-    const agentSpan = {
-      type: 'agent_span' as const,
-      parentId: at.parentSpan,
-      nodeId: at.record.id,
-      fields: {
-        agent_name: node.agent,
-        model: model.id,
-        instructions_hash: request.system === undefined ? null : instructionsHash(request.system),
-      },
-    };
-    const retrieval = node.retrieval;
-    return ctx.journal.withSpan(agentSpan, (spanId) =>
-      retrieval
-        ? runRetrievalLoop(ctx, { ...node, retrieval }, at, prepared, spanId)
-        : converse(ctx, node, at, prepared, spanId),
-    );
+  run(ctx, node, at) {
+    // A routed workflow's agents work `max_agents` at a time (DESIGN §8).
+    return ctx.agents.run(at.signal, () => runPrompt(ctx, node, at));
   },
 
   retry: reflectOnFailure,
@@ -57,6 +30,38 @@ export const promptHandler: NodeHandler<PromptNode> = {
     return user === node.user && data === node.data ? node : { ...node, user, data };
   },
 };
+
+async function runPrompt(ctx: NodeContext, node: PromptNode, at: NodeAttempt): Promise<unknown> {
+  const prepared = preparePrompt(ctx.view, ctx, node, ctx.reflections.revisedInputs(node, at.record));
+  const { model, request } = prepared;
+  // DESIGN §9: each prompt node is a handoff from the orchestrator, then the agent's own span.
+  ctx.journal.recordSpan({
+    type: 'handoff_span',
+    parentId: at.parentSpan,
+    nodeId: at.record.id,
+    fields: {
+      from_agent: 'orchestrator',
+      to_agent: node.agent,
+      context_passed: { node: node.name, attempt: at.attempt },
+    },
+  });
+  const agentSpan = {
+    type: 'agent_span' as const,
+    parentId: at.parentSpan,
+    nodeId: at.record.id,
+    fields: {
+      agent_name: node.agent,
+      model: model.id,
+      instructions_hash: request.system === undefined ? null : instructionsHash(request.system),
+    },
+  };
+  const retrieval = node.retrieval;
+  return ctx.journal.withSpan(agentSpan, (spanId) =>
+    retrieval
+      ? runRetrievalLoop(ctx, { ...node, retrieval }, at, prepared, spanId)
+      : converse(ctx, node, at, prepared, spanId),
+  );
+}
 
 /** Hashes by system text: the steps of a run (and runs of one definition) repeat the same few. */
 const hashes = new LRUCache<string, string>({
