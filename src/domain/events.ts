@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { NODE_TYPES } from './definition.js';
+import { NODE_TYPES, REVIEW_MODES } from './definition.js';
 import { ErrorInfoSchema } from './errors.js';
+import { REVIEW_DECISIONS, ReviewerVerdictSchema } from './review.js';
 import { STATUSES } from './status.js';
 
 /**
@@ -126,6 +127,22 @@ export const EVENT_SCHEMAS = {
         'memory_retrieval_relevant: a retrieved chunk shares 3+ content words with the answer; null: nothing retrieved.',
       ),
   }),
+  reviewVerdict: ReviewerVerdictSchema.extend({
+    node,
+    attempt,
+    agent: z.string(),
+    model: z.string().describe('provider/model'),
+  }).describe("One reviewer's verdict (DESIGN §8)."),
+  reviewEnd: z
+    .object({
+      node,
+      attempt,
+      mode: z.enum(REVIEW_MODES),
+      decision: z.enum(REVIEW_DECISIONS),
+      approvals: z.int().min(0).describe("Counted votes of the deciding round (the devil's advocate's is not)."),
+      rejections: z.int().min(0),
+    })
+    .describe('What a review node decided; the efficiency record reads its outcome from it.'),
   // Emitted by capabilities that come later (human checkpoints): its shape is open.
   checkpoint: z.record(z.string(), z.unknown()),
 } as const;
@@ -158,6 +175,8 @@ export const EventBodySchema = z.discriminatedUnion('type', [
   body('spawnRequested'),
   body('guardIntervention'),
   body('retrievalEnd'),
+  body('reviewVerdict'),
+  body('reviewEnd'),
   body('checkpoint'),
 ]);
 
