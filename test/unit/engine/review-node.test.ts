@@ -133,4 +133,14 @@ describe('review node', () => {
     expect(workflow.error).toMatchObject({ code: 'REVIEW_BLOCKED' });
     expect(workflow.error?.message).toContain('[major] the fix drops the error path');
   });
+
+  it('redacts a secret pasted into instructions before it is stored or sent', async () => {
+    h.model.enqueue({ text: 'done' }, approve);
+    const id = await h.submit(flow({ mode: 'single', instructions: 'Check it; the db password: CANARY-review-pw-31' }));
+    const { workflow } = await h.untilEnd(id);
+    expect(workflow.status).toBe('completed');
+    expect(JSON.stringify(workflow.definition)).not.toContain('CANARY-review-pw-31');
+    for (const call of reviewCalls()) expect(text(call.request)).not.toContain('CANARY-review-pw-31');
+    expect(text(reviewCalls()[0]?.request as LlmRequest)).toContain('Check it; the db password');
+  });
 });
