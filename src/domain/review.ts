@@ -16,7 +16,6 @@ export const ReviewerAnswerSchema = z.strictObject({
   concerns: z.array(z.string().max(10_000)).max(50),
   severity: z.enum(REVIEW_SEVERITIES),
 });
-export type ReviewerAnswer = z.infer<typeof ReviewerAnswerSchema>;
 
 /** The responseFormat every reviewer call carries: one shared object, so it is compiled once. */
 export const REVIEWER_ANSWER_JSON_SCHEMA: JsonSchema = {

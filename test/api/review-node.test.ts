@@ -68,8 +68,8 @@ describe('review node, three simulated reviewers', () => {
   it('2 reject: fails with REVIEW_BLOCKED, outcome review_blocked, reward −1', async () => {
     const { workflow, metrics, events } = await run(reviewFlow([reject, approve, reject]));
     expect(workflow.status).toBe('failed');
-    expect(workflow.error?.code).toBe('REVIEW_BLOCKED');
-    expect(workflow.error?.message).toContain('1 approval(s), 2 rejection(s)');
+    expect(workflow.error).toMatchObject({ code: 'REVIEW_BLOCKED' });
+    expect((workflow.error as { message: string }).message).toContain('1 approval(s), 2 rejection(s)');
     expect(events.find((e) => e.type === 'reviewEnd')?.payload).toMatchObject({ decision: 'review_blocked' });
     expect(metrics.efficiency).toMatchObject({ outcome: 'failure', outcome_reason: 'review_blocked' });
     expect(metrics.reward.outcome_reward).toBe(-1);

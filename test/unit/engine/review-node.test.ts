@@ -10,7 +10,7 @@ const h = useEngineHarness({
   env: { MODEL_TIERS: JSON.stringify({ haiku: 'script/haiku', sonnet: 'script/sonnet', opus: 'script/opus' }) },
 });
 
-const approve = { json: { approved: true, concerns: [], severity: 'none' } };
+const approve = { json: { approved: true, concerns: [] as string[], severity: 'none' } };
 const rejectMajor = { json: { approved: false, concerns: ['the fix drops the error path'], severity: 'major' } };
 
 function flow(review: Record<string, unknown>, extra: Record<string, unknown> = {}) {
