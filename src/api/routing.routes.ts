@@ -6,12 +6,13 @@ import {
   COMPLEXITIES,
   NodeSchema,
   promptNodesOf,
+  REVIEW_MODES,
   TASK_SIGNALS,
   TaskSchema,
 } from '../domain/definition.js';
 import type { ModelCatalog } from '../domain/ports.js';
 import { explainComplexity } from '../metrics/complexity.js';
-import { COMPLEXITY_ALLOCATIONS, REVIEW_MODES, tierFor } from '../routing/allocation.js';
+import { COMPLEXITY_ALLOCATIONS, tierFor } from '../routing/allocation.js';
 import { errorResponses } from './schemas.js';
 
 /** Complexity routing (DESIGN §8): the classifier's dry run and the models it routes to. */

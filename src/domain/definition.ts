@@ -126,6 +126,42 @@ export const PromptNodeSchema = z.strictObject({
 });
 export type PromptNode = z.infer<typeof PromptNodeSchema>;
 
+/** How a change is reviewed (DESIGN §8, the seed's allocation table): how many reviewers, in how many rounds. */
+export const REVIEW_MODES = ['skip', 'single', 'standard', 'deep', 'exhaustive'] as const;
+export type ReviewMode = (typeof REVIEW_MODES)[number];
+
+export const ReviewNodeSchema = z.strictObject({
+  type: z.literal('review'),
+  name: NameSchema,
+  agent: NameSchema.describe(
+    'The reviewer agent; every reviewer of the panel runs it. Its model defaults to the reviewer tier (sonnet) ' +
+      'when unset or "auto".',
+  ),
+  target: NameSchema.describe('An earlier step of this workflow: its output is what the reviewers judge.'),
+  mode: z
+    .enum(REVIEW_MODES)
+    .optional()
+    .describe(
+      "skip (no call), single (1 reviewer), standard (3 in parallel), deep (3 + a devil's advocate), exhaustive " +
+        "(deep twice, the second round seeing the first round's concerns). Default: the allocation's review mode at " +
+        "the task's complexity.",
+    ),
+  instructions: z
+    .string()
+    .min(1)
+    .max(MAX_STRING)
+    .optional()
+    .describe("What to review for; templates allowed, as in a prompt's `user`."),
+  timeoutMs: z
+    .int()
+    .min(1)
+    .max(3_600_000)
+    .optional()
+    .describe('Per-attempt deadline of the whole review; default 120000.'),
+  optional: z.boolean().optional().describe('A blocked (or failed) review does not fail its parent.'),
+});
+export type ReviewNode = z.infer<typeof ReviewNodeSchema>;
+
 /** The nodes directly under a node in the same workflow (a child workflow's tree is its own scope). */
 export function childrenOf(node: WorkflowNode): readonly WorkflowNode[] {
   return node.type === 'sequence' || node.type === 'parallel' ? node.steps : [];
@@ -136,7 +172,7 @@ export function withChildren<N extends WorkflowNode>(node: N, steps: WorkflowNod
   return node.type === 'sequence' || node.type === 'parallel' ? { ...node, steps } : node;
 }
 export type NodeType = WorkflowNode['type'];
-export const NODE_TYPES = ['prompt', 'sequence', 'parallel', 'workflow'] as const;
+export const NODE_TYPES = ['prompt', 'sequence', 'parallel', 'review', 'workflow'] as const;
 
 /**
  * What each node kind is, for code that classifies nodes (metrics, views) rather than runs them:
@@ -146,6 +182,7 @@ export const NODE_KINDS = {
   prompt: { callsModel: true, startsChild: false, concurrentSteps: false },
   sequence: { callsModel: false, startsChild: false, concurrentSteps: false },
   parallel: { callsModel: false, startsChild: false, concurrentSteps: true },
+  review: { callsModel: true, startsChild: false, concurrentSteps: false },
   workflow: { callsModel: false, startsChild: true, concurrentSteps: false },
 } as const satisfies Record<NodeType, { callsModel: boolean; startsChild: boolean; concurrentSteps: boolean }>;
 
@@ -251,6 +288,7 @@ export const NodeSchema = z.discriminatedUnion('type', [
   PromptNodeSchema,
   SequenceNodeSchema,
   ParallelNodeSchema,
+  ReviewNodeSchema,
   ChildWorkflowNodeSchema,
 ]);
 export type WorkflowNode = z.infer<typeof NodeSchema>;

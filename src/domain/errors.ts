@@ -20,7 +20,7 @@ export interface CodeMeaning {
   /** The seed's retry reason a retry caused by it is counted under (efficiency `retry_reasons`). */
   retryReason: RetryReason;
   /** What it makes of a workflow it fails (DESIGN §9 outcome rules). */
-  outcome: 'tests_failed' | 'dependency_missing' | 'timeout' | 'error_unrecoverable';
+  outcome: 'tests_failed' | 'dependency_missing' | 'timeout' | 'review_blocked' | 'error_unrecoverable';
 }
 
 const request = (status: number): CodeMeaning => ({
@@ -78,6 +78,9 @@ export const ERROR_CODES = {
   UNKNOWN_TOOL: run({ reflectable: true, retryReason: 'dependency_conflict', outcome: 'dependency_missing' }),
   PROVIDER_NOT_CONFIGURED: run({ status: 400, retryReason: 'dependency_conflict', outcome: 'dependency_missing' }),
   CHILD_WORKFLOW_FAILED: run({ reflectable: true }),
+  // A review node's panel rejected the work (DESIGN §8). Not reflectable: asking the same reviewers
+  // about the same output again (answered from the cache, at that) would not change the verdict.
+  REVIEW_BLOCKED: run({ status: 422, retryReason: 'review_rejection', outcome: 'review_blocked' }),
   // provider error classes (DESIGN §5.1), prefixed so they read well in a failed workflow
   LLM_RATE_LIMIT: transport('rate_limit'),
   LLM_OVERLOADED: transport('rate_limit'),

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { COMPLEXITIES, NODE_TYPES } from './definition.js';
+import { COMPLEXITIES, NODE_TYPES, REVIEW_MODES } from './definition.js';
 import { ErrorInfoSchema } from './errors.js';
 import { CHECKPOINT_STATES } from './records.js';
+import { REVIEW_DECISIONS, ReviewerVerdictSchema } from './review.js';
 import { STATUSES } from './status.js';
 
 /**
@@ -127,6 +128,22 @@ export const EVENT_SCHEMAS = {
         'memory_retrieval_relevant: a retrieved chunk shares 3+ content words with the answer; null: nothing retrieved.',
       ),
   }),
+  reviewVerdict: ReviewerVerdictSchema.extend({
+    node,
+    attempt,
+    agent: z.string(),
+    model: z.string().describe('provider/model'),
+  }).describe("One reviewer's verdict (DESIGN §8)."),
+  reviewEnd: z
+    .object({
+      node,
+      attempt,
+      mode: z.enum(REVIEW_MODES),
+      decision: z.enum(REVIEW_DECISIONS),
+      approvals: z.int().min(0).describe("Counted votes of the deciding round (the devil's advocate's is not)."),
+      rejections: z.int().min(0),
+    })
+    .describe('What a review node decided; the efficiency record reads its outcome from it.'),
   // A human checkpoint (DESIGN §8): the workflow waits, then is approved or rejected.
   checkpoint: z.object({
     state: z.enum(CHECKPOINT_STATES),
@@ -163,6 +180,8 @@ export const EventBodySchema = z.discriminatedUnion('type', [
   body('spawnRequested'),
   body('guardIntervention'),
   body('retrievalEnd'),
+  body('reviewVerdict'),
+  body('reviewEnd'),
   body('checkpoint'),
 ]);
 

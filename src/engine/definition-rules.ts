@@ -5,6 +5,7 @@ import {
   DEFAULTS,
   NODE_KINDS,
   type PromptNode,
+  type ReviewNode,
   type WorkflowNode,
 } from '../domain/definition.js';
 import { AppError, ValidationError } from '../domain/errors.js';
@@ -159,6 +160,7 @@ function checkScope(
 
   const rules: DefinitionRules = {
     prompt: (node, site) => checkPrompt(node, site.path, site.before),
+    review: (node, site) => checkReview(node, site.path, site.before),
     childWorkflow(node, site) {
       const child = node.definition;
       checkTemplates(child.input, `${site.path}.definition.input`, site.before, scope);
@@ -215,6 +217,23 @@ function checkScope(
     if (node.retrieval) checkRetrieval(node, agent, nodePath);
     checkTemplates(node.user, `${nodePath}.user`, before, scope);
     checkTemplates(node.data, `${nodePath}.data`, before, scope);
+  }
+
+  /** DESIGN §8: the reviewers judge the output of a step that completes before the review. */
+  function checkReview(node: ReviewNode, nodePath: string, before: ReadonlySet<string>) {
+    const agent = agentNamed(scope.agents, node.agent);
+    if (!agent) issues.push({ path: `${nodePath}.agent`, message: `unknown agent "${node.agent}"` });
+    else checkTemplates(agent.system, `agents.${node.agent}.system`, before, scope);
+    if (!before.has(node.target)) {
+      const why =
+        node.target === node.name
+          ? 'is this review itself'
+          : seen.has(node.target) || exists(definition.root, node.target)
+            ? 'does not complete before this node'
+            : 'is not a node of this workflow';
+      issues.push({ path: `${nodePath}.target`, message: `step "${node.target}" ${why}` });
+    }
+    checkTemplates(node.instructions, `${nodePath}.instructions`, before, scope);
   }
 
   /** DESIGN §10: a retrieval loop answers in prose, within maxSteps turns. */

@@ -4,6 +4,7 @@ import type {
   ChildWorkflowNode,
   Complexity,
   PromptNode,
+  ReviewNode,
   WorkflowDefinition,
   WorkflowNode,
 } from '../domain/definition.js';
@@ -244,6 +245,8 @@ export interface CheckSite {
 export interface DefinitionRules {
   /** A prompt's agent, models, responseFormat and templates. */
   prompt(node: PromptNode, site: CheckSite): void;
+  /** A review's agent, its target (an earlier completed step) and its instructions' templates. */
+  review(node: ReviewNode, site: CheckSite): void;
   /** A child workflow's input and agents, and its own tree as a scope of its own. */
   childWorkflow(node: ChildWorkflowNode, site: CheckSite): void;
 }

@@ -7,7 +7,7 @@ import {
   type RetryReason,
 } from '../domain/metrics.js';
 import { classifyComplexity } from './complexity.js';
-import { decideOutcome, type ReviewVerdict } from './outcome.js';
+import { decideOutcome, type ReviewVerdict, verdictOf } from './outcome.js';
 import { collectFacts, type RunFacts, type RunInput, round } from './run-facts.js';
 import { subtreeUsage } from './subtree.js';
 
@@ -65,7 +65,8 @@ const isSimple = (complexity: Complexity): boolean => complexity === 'trivial' |
  * - parallel_execution: a parallel node had ≥ 2 of its prompts running at the same time.
  * - cached_result: ≥ 1 answer served from the response cache.
  * - first_try_success: outcome success with no retry of any kind.
- * - spec_driven: every prompt that ran declared a responseFormat (answers checked against a spec).
+ * - spec_driven: every prompt that ran declared a responseFormat (answers checked against a spec); a
+ *   review's verdicts always are.
  * - used_opus_for_simple: trivial/simple task and ≥ 1 call to an opus-tier model.
  * - sequential_when_parallel_possible: a parallel node ran ≥ 2 prompts but never two at once.
  * - multiple_retries: ≥ 2 retries (transport and reflection together).
@@ -89,7 +90,9 @@ export function efficiencyFactors(
   if (facts.parallelOverlaps.some((n) => n >= 2)) on.add('parallel_execution');
   if (facts.cacheHits > 0) on.add('cached_result');
   if (outcome === 'success' && facts.retries.length === 0) on.add('first_try_success');
-  if (ranPrompts.length > 0 && ranPrompts.every((name) => facts.prompts.get(name)?.responseFormat !== undefined)) {
+  // A model-calling node that is not a prompt (a review) always asks for a schema: its verdict.
+  const specified = (name: string) => !facts.prompts.has(name) || facts.prompts.get(name)?.responseFormat !== undefined;
+  if (ranPrompts.length > 0 && ranPrompts.every(specified)) {
     on.add('spec_driven');
   }
   if (isSimple(complexity) && facts.byTier.opus.calls > 0) on.add('used_opus_for_simple');
@@ -101,7 +104,7 @@ export function efficiencyFactors(
 }
 
 export interface SummarizeInput extends RunInput {
-  /** Verdicts of the run's review nodes (none until review nodes exist). */
+  /** Verdicts of the run's review nodes; default: read off their reviewEnd events. */
   reviews?: readonly ReviewVerdict[];
   /** The efficiency records of the workflow's direct children, for the `subtree` roll-up. */
   children?: readonly EfficiencyRecord[];
@@ -127,7 +130,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
  * - model_usage / by_model: calls from agentPromptStart, tokens and cost from agentPromptEnd
  *   (tokens_in = inputTokens, tokens_out = outputTokens, est_tokens = in + out); tier by model name.
  * - cache_hits: cacheHit events.
- * - outcome / outcome_reason: outcome.ts; efficiency_score: efficiencyScore; factors: above.
+ * - outcome / outcome_reason: outcome.ts, with the review decisions of reviewEnd events; efficiency_score: efficiencyScore; factors: above.
  * - quality_pillars: tool_reliability_rate = tool invocations without isError / invocations;
  *   tool_selection_correct = every invoked tool is in its agent's `tools`; goal_adherence =
  *   completed prompt nodes / prompt nodes that ran (all null when there is nothing to measure);
@@ -151,7 +154,7 @@ export function summarizeRun(input: SummarizeInput): EfficiencyRecord {
     nodes,
     reflections: input.reflections,
     facts,
-    ...(input.reviews ? { reviews: input.reviews } : {}),
+    reviews: input.reviews ?? facts.reviews.flatMap((d) => verdictOf(d) ?? []),
   });
 
   return {

@@ -3,6 +3,7 @@ import { meaningOf } from '../domain/errors.js';
 import type { Outcome, OutcomeReason } from '../domain/metrics.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
+import type { ReviewDecision } from '../domain/review.js';
 import { isFormatError, type RunFacts } from './run-facts.js';
 
 /**
@@ -29,11 +30,27 @@ import { isFormatError, type RunFacts } from './run-facts.js';
  *   - WORKFLOW_TIMEOUT, NODE_TIMEOUT: like cancelled (partial work or no progress)
  *   - anything else                                                    → error_unrecoverable
  *
- * Review nodes do not exist yet: `reviews` is empty until they do, and rules 2, 3 and review_blocked
- * then never match.
+ * `reviews` are the decisions of the run's review nodes (their reviewEnd events; a skipped review
+ * decides nothing). A required review that blocked fails its workflow with REVIEW_BLOCKED, whose
+ * outcome in ERROR_CODES is review_blocked; an optional one that blocked leaves a failed node, rule 1.
+ * Only an approving review reaches `review_approved`, the one reason rewards.ts scores 1.0.
  */
 
 export type ReviewVerdict = 'approved' | 'concerns_minor' | 'blocked';
+
+/** A review node's decision as the outcome rules read it; undefined for a skipped review. */
+export function verdictOf(decision: ReviewDecision): ReviewVerdict | undefined {
+  switch (decision) {
+    case 'review_approved':
+      return 'approved';
+    case 'review_concerns_minor':
+      return 'concerns_minor';
+    case 'review_blocked':
+      return 'blocked';
+    case 'review_skipped':
+      return undefined;
+  }
+}
 
 export interface OutcomeInput {
   workflow: WorkflowRecord;
@@ -88,6 +105,8 @@ function failedOutcome(input: OutcomeInput): OutcomeDecision {
       return decision('failure', 'tests_failed');
     case 'dependency_missing':
       return decision('failure', 'dependency_missing');
+    case 'review_blocked':
+      return decision('failure', 'review_blocked');
     case 'timeout':
       return interrupted(input.nodes);
     default:

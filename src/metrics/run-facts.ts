@@ -4,6 +4,7 @@ import type { WorkflowEvent } from '../domain/events.js';
 import type { ModelUsage, RetryReason, UsageTier } from '../domain/metrics.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
+import type { ReviewDecision } from '../domain/review.js';
 
 /**
  * What a finished run did, read off its events, node rows and reflection history. Every number of
@@ -56,6 +57,8 @@ export interface RunFacts {
   formatFailures: Map<string, number>;
   /** Every error code seen: error events, node errors, the workflow's error. */
   errorCodes: Set<string>;
+  /** The decision of each review node that decided (its last reviewEnd), in the order they ended. */
+  reviews: ReviewDecision[];
 }
 
 /** An answer that broke its responseFormat (not JSON, or not matching): the codes re-asked on. */
@@ -167,7 +170,9 @@ export function collectFacts(input: RunInput): RunFacts {
     retrievalRelevance: [],
     formatFailures: new Map(),
     errorCodes: new Set(),
+    reviews: [],
   };
+  const reviews = new Map<string | null, ReviewDecision>();
   const addFormatFailure = (nodeId: string | null) => {
     if (nodeId !== null) facts.formatFailures.set(nodeId, (facts.formatFailures.get(nodeId) ?? 0) + 1);
   };
@@ -218,6 +223,10 @@ export function collectFacts(input: RunInput): RunFacts {
       case 'invalidResponse':
         addFormatFailure(event.nodeId);
         break;
+      case 'reviewEnd':
+        reviews.delete(event.nodeId);
+        reviews.set(event.nodeId, event.payload.decision);
+        break;
       case 'error': {
         const { code } = event.payload;
         facts.errorCodes.add(code);
@@ -229,6 +238,7 @@ export function collectFacts(input: RunInput): RunFacts {
     }
   }
   facts.agentExecutions = executions.size;
+  facts.reviews = [...reviews.values()];
   for (const usage of Object.values(byModel)) usage.cost_usd = round(usage.cost_usd, 8);
   for (const node of nodes) if (node.error) facts.errorCodes.add(node.error.code);
   if (workflow.error) facts.errorCodes.add(workflow.error.code);

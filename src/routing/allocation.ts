@@ -1,4 +1,4 @@
-import type { AgentRole, Complexity } from '../domain/definition.js';
+import type { AgentRole, Complexity, ReviewMode } from '../domain/definition.js';
 
 /**
  * Agent allocation by complexity (DESIGN §8, loki-mode's `complexity_allocations`): how many
@@ -7,8 +7,6 @@ import type { AgentRole, Complexity } from '../domain/definition.js';
  */
 
 export type Tier = 'haiku' | 'sonnet' | 'opus';
-export const REVIEW_MODES = ['skip', 'single', 'standard', 'deep', 'exhaustive'] as const;
-export type ReviewMode = (typeof REVIEW_MODES)[number];
 
 export interface Allocation {
   max_agents: number;

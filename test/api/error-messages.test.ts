@@ -87,7 +87,7 @@ describe('validation messages are plain words', () => {
 
   it('a bad node type lists the node types', async () => {
     expect(await detailAt(definition({ type: 'loop', name: 'l', steps: [] }), 'root.type')).toBe(
-      'must be one of prompt, sequence, parallel, workflow',
+      'must be one of prompt, sequence, parallel, review, workflow',
     );
   });
 

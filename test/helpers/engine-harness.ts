@@ -55,6 +55,8 @@ export interface EngineHarness {
   /** Validates the definition like POST /v1/workflows (zod, then executor.submit's rules) and submits it; returns the id. */
   submit(definition: unknown, tenant?: string): Promise<string>;
   cancel(id: string, tenant?: string): Promise<WorkflowRecord | undefined>;
+  /** Approves a workflow waiting at its human checkpoint (a critical task), once its wait is announced. */
+  approve(id: string, tenant?: string): Promise<WorkflowRecord | undefined>;
   /** Resolves once no setImmediate is pending and microtasks are drained: the engine waits on the clock or the model. */
   settle(): Promise<void>;
   /**
@@ -182,6 +184,11 @@ export async function createEngineHarness(options: EngineHarnessOptions = {}): P
     },
 
     cancel: (id, tenant = DEFAULT_TENANT) => deps.executor.cancel(tenant, id),
+
+    async approve(id, tenant = DEFAULT_TENANT) {
+      await settleEventLoop();
+      return deps.executor.decide(tenant, id, { state: 'approved', reason: null });
+    },
 
     settle: settleEventLoop,
 

@@ -20,8 +20,8 @@ describe('examples/tool-audit.json (the README tool audit body)', () => {
   });
 });
 
-describe('the README tool and retrieval session bodies', () => {
-  it.each(['introspection.json', 'retrieval-json-actions.json', 'retrieval-guard.json'])(
+describe('the README tool, retrieval and review session bodies', () => {
+  it.each(['introspection.json', 'retrieval-json-actions.json', 'retrieval-guard.json', 'review-node.json'])(
     '%s is a valid definition',
     (name) => {
       const file = JSON.parse(readFileSync(new URL(`../../examples/${name}`, import.meta.url), 'utf8'));

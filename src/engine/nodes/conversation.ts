@@ -26,6 +26,8 @@ export async function converse(
   at: NodeAttempt,
   { model, request, user, agent }: PreparedPrompt,
   agentSpan: string,
+  /** The node's cache keys so far: conversations of one node (a review's reviewers) share one list. */
+  cacheKeys: string[] = [],
 ): Promise<unknown> {
   const { record, attempt } = at;
   const allowedTools = new Set(agent.tools ?? []);
@@ -42,7 +44,6 @@ export async function converse(
     cacheable: ctx.view.cacheEnabled(node, agent),
     spanId: agentSpan,
   };
-  const cacheKeys: string[] = [];
   let toolTurns = 0;
   let answers = 0;
   let reflection: string | undefined;

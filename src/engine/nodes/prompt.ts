@@ -70,7 +70,7 @@ const hashes = new LRUCache<string, string>({
 });
 
 /** Identifies the instructions an agent ran with without storing them in every span. */
-function instructionsHash(system: string): string {
+export function instructionsHash(system: string): string {
   let hash = hashes.get(system);
   if (hash === undefined) {
     hash = createHash('sha256').update(system).digest('hex').slice(0, 16);

@@ -3,10 +3,11 @@ import type { NodeHandler } from '../node-context.js';
 import { childWorkflowHandler } from './child-workflow.js';
 import { parallelHandler, sequenceHandler } from './containers.js';
 import { promptHandler } from './prompt.js';
+import { reviewHandler } from './review.js';
 
 /**
  * Every node kind and how it runs (DESIGN §1): the one place a kind is dispatched on. Exhaustive
- * over `NodeType`, so a new kind (review, a retrieval loop) does not compile until it has a handler.
+ * over `NodeType`, so a new kind does not compile until it has a handler.
  */
 type Handlers = { [K in NodeType]: NodeHandler<Extract<WorkflowNode, { type: K }>> };
 
@@ -14,6 +15,7 @@ export const NODE_HANDLERS: Handlers = {
   prompt: promptHandler,
   sequence: sequenceHandler,
   parallel: parallelHandler,
+  review: reviewHandler,
   workflow: childWorkflowHandler,
 };
 

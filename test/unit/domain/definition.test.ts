@@ -5,6 +5,7 @@ import {
   NodeSchema,
   type ParallelNode,
   type PromptNode,
+  type ReviewNode,
   type SequenceNode,
   type WorkflowNode,
 } from '../../../src/domain/definition.js';
@@ -13,7 +14,9 @@ describe('recursive node schemas', () => {
   // Checked by `tsc` (npm run typecheck): inferred through the getters, not widened to any.
   it('infer the node union and its recursion', () => {
     expectTypeOf<WorkflowNode>().not.toBeAny();
-    expectTypeOf<WorkflowNode>().toEqualTypeOf<PromptNode | SequenceNode | ParallelNode | ChildWorkflowNode>();
+    expectTypeOf<WorkflowNode>().toEqualTypeOf<
+      PromptNode | SequenceNode | ParallelNode | ReviewNode | ChildWorkflowNode
+    >();
     expectTypeOf<SequenceNode['steps']>().toEqualTypeOf<WorkflowNode[]>();
     expectTypeOf<ParallelNode['steps']>().toEqualTypeOf<WorkflowNode[]>();
     expectTypeOf<ChildDefinition['root']>().toEqualTypeOf<WorkflowNode>();

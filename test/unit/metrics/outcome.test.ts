@@ -77,6 +77,28 @@ describe('outcome and outcome_reason (DESIGN §9 rules)', () => {
     expect(outcomeOf(b)).toEqual(['failure', 'tests_failed']);
   });
 
+  it('reads the review decisions off reviewEnd events (the last per node; a skipped review decides nothing)', () => {
+    const end = (decision: string) => ({
+      node: 'r',
+      attempt: 1,
+      mode: 'standard',
+      decision,
+      approvals: 2,
+      rejections: 1,
+    });
+    const approved = new RunBuilder(seq('main', p('a'))).event('reviewEnd', 'a', end('review_approved'));
+    expect(outcomeOf(approved)).toEqual(['success', 'review_approved']);
+    const minor = new RunBuilder(seq('main', p('a'))).event('reviewEnd', 'a', end('review_concerns_minor'));
+    expect(outcomeOf(minor)).toEqual(['partial', 'review_concerns_minor']);
+    const skipped = new RunBuilder(seq('main', p('a'))).event('reviewEnd', 'a', end('review_skipped'));
+    expect(outcomeOf(skipped)).toEqual(['success', 'spec_validated']);
+  });
+
+  it('failure / review_blocked by the REVIEW_BLOCKED code', () => {
+    const b = new RunBuilder(p('a'), { status: 'failed', error: { code: 'REVIEW_BLOCKED', message: 'x' } });
+    expect(outcomeOf(b)).toEqual(['failure', 'review_blocked']);
+  });
+
   it('failure / review_blocked', () => {
     const b = new RunBuilder(p('a'), { status: 'failed', error: { code: 'INTERNAL', message: 'x' } });
     expect(outcomeOf(b, ['blocked'])).toEqual(['failure', 'review_blocked']);
