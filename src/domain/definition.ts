@@ -136,7 +136,6 @@ export const CandidateScoreSchema = z.strictObject({
   meanReward: z.number().nullable().describe('Their mean aggregate reward; null without history.'),
   score: z.number().describe('What the strategy ranked by: the mean (0.5 without history) or the Thompson sample.'),
 });
-export type CandidateScore = z.infer<typeof CandidateScoreSchema>;
 
 /** Written by the service at submission (a request that sends it is refused): what the prompt runs with. */
 export const ResolvedAgentSchema = z.strictObject({

@@ -31,6 +31,13 @@ const toAgent = (row: AgentRow): RegisteredAgent => ({
   createdAt: row.created_at,
 });
 
+/** The first `limit` rows; a cursor after the last of them when more follow. */
+function pageOf(rows: AgentRow[], limit: number): Page<RegisteredAgent> {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return { items: items.map(toAgent), nextCursor: rows.length > limit && last ? encodeKeyset([last.name]) : null };
+}
+
 function limitExceeded(path: string, message: string): AppError {
   return new AppError('LIMIT_EXCEEDED', `${path}: ${message}`, { details: [{ path, message }] });
 }
@@ -132,7 +139,7 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
         if (selectCurrent.get(tenantId, name)) {
           throw new AppError('CONFLICT', `an agent named "${name}" exists; PUT /v1/agents/${name} adds a version`);
         }
-        if (countLive.get(tenantId)! >= MAX_AGENTS_PER_TENANT) {
+        if ((countLive.get(tenantId) ?? 0) >= MAX_AGENTS_PER_TENANT) {
           throw limitExceeded('name', `you have ${MAX_AGENTS_PER_TENANT} agents, the most a tenant may register`);
         }
         return insertNext(tenantId, name, config);
@@ -144,13 +151,9 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
       if (role !== undefined) {
         // At most MAX_AGENTS_PER_TENANT live names: filtered here, paged the same way.
         const all = selectAllLive.all(tenantId).filter((row) => row.role === role && row.name > after);
-        const items = all.slice(0, limit);
-        const next = all.length > limit ? encodeKeyset([items.at(-1)!.name]) : null;
-        return { items: items.map(toAgent), nextCursor: next };
+        return pageOf(all, limit);
       }
-      const rows = selectLive.all(tenantId, after, limit + 1);
-      const items = rows.slice(0, limit);
-      return { items: items.map(toAgent), nextCursor: rows.length > limit ? encodeKeyset([items.at(-1)!.name]) : null };
+      return pageOf(selectLive.all(tenantId, after, limit + 1), limit);
     },
 
     async get(tenantId, name, version) {
