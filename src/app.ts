@@ -2,6 +2,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { agentRoutes } from './api/agents.routes.js';
 import { analyticsRoutes } from './api/analytics.routes.js';
 import { registerAuth } from './api/auth.js';
 import { registerBodyGuard } from './api/body-guard.js';
@@ -17,6 +18,7 @@ import { registerOpenApiMetadata, swaggerOptions } from './api/openapi.js';
 import { prometheusRoutes, registerHttpMetrics } from './api/prometheus.routes.js';
 import { reflectionRoutes } from './api/reflections.routes.js';
 import { routingRoutes } from './api/routing.routes.js';
+import { selectionRoutes } from './api/selection.routes.js';
 import { toolRoutes } from './api/tools.routes.js';
 import { traceRoutes } from './api/traces.routes.js';
 import { workflowRoutes } from './api/workflows.routes.js';
@@ -125,6 +127,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(routingRoutes, { deps });
   await app.register(toolRoutes, { deps });
   await app.register(corporaRoutes, { deps });
+  await app.register(agentRoutes, { deps });
+  await app.register(selectionRoutes, { deps });
   await app.register(prometheusRoutes, { metrics: deps.telemetry });
 
   return app;

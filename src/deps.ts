@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { hashApiKey } from './domain/api-key.js';
 import type { ResponseCache } from './domain/cache.js';
 import type {
+  AgentRegistry,
   ApiKeyStore,
   Clock,
   CorpusStore,
@@ -12,6 +13,7 @@ import type {
   LlmProvider,
   MetricsStore,
   ModelCatalog,
+  RandomSource,
   TraceStore,
   WorkflowStore,
   WorkQueue,
@@ -27,6 +29,7 @@ import { createOpenAiProvider } from './llm/openai.js';
 import { createSimulatedProvider } from './llm/simulated.js';
 import { createLogger } from './logging/logger.js';
 import { logFailedWorkflows } from './logging/workflow-log.js';
+import { createSqliteAgentRegistry } from './store/agents.repo.js';
 import { createSqliteApiKeyStore } from './store/api-keys.repo.js';
 import { createSqliteCacheStore } from './store/cache.repo.js';
 import { startCheckpointer } from './store/checkpointer.js';
@@ -57,6 +60,8 @@ export interface Deps {
   traces: TraceStore;
   /** Retrieval corpora and their BM25 search (DESIGN §10). */
   corpora: CorpusStore;
+  /** The agent registry and the agent-use history selection scores by (DESIGN §3, §8). */
+  agents: AgentRegistry;
   executor: Executor;
   /** The built-in agent tools (DESIGN §10). */
   tools: ToolRegistry;
@@ -79,6 +84,8 @@ export interface Deps {
 export interface DepsOverrides {
   logger?: Logger;
   clock?: Clock;
+  /** Thompson sampling's random source (default Math.random); tests pass a seeded one. */
+  random?: RandomSource;
   /** Extra or replacement providers by prefix (tests point `anthropic` at a fake server this way too). */
   providers?: Record<string, LlmProvider>;
 }
@@ -152,7 +159,10 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   });
   const tools = createToolRegistry();
   const engagement = createSqliteEngagementStore(db);
+  const agents = createSqliteAgentRegistry(db, committer, () => clock.now());
   const executor = createExecutor({
+    agents,
+    random: overrides.random ?? Math.random,
     cache,
     traces,
     store,
@@ -192,6 +202,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     metrics,
     traces,
     corpora,
+    agents,
     executor,
     tools,
     engagement,

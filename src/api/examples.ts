@@ -99,3 +99,9 @@ export const documentsExample = {
     },
   ],
 };
+
+/** A registered agent (POST /v1/agents): the README's registry tour registers this one. */
+export const agentExample = {
+  name: 'reviewer-fast',
+  config: { model: 'sim/haiku', role: 'review', system: 'You review code for bugs.' },
+};

@@ -4,8 +4,9 @@ import { z } from 'zod';
 import { NodeSchema, WorkflowDefinitionSchema } from '../domain/definition.js';
 import { EfficiencyRecordSchema, RewardRecordSchema } from '../domain/metrics.js';
 import { auditTools } from '../tools/description-audit.js';
+import { AgentViewSchema, NewAgentSchema } from './agent-view.js';
 import { ChunkHitSchema, CorpusViewSchema, NewCorpusSchema, NewDocumentsSchema } from './corpus-view.js';
-import { corpusExample, documentsExample, quickStartExample, toolAuditExample } from './examples.js';
+import { agentExample, corpusExample, documentsExample, quickStartExample, toolAuditExample } from './examples.js';
 import { ErrorBodySchema, NodeViewSchema, WorkflowSummarySchema, WorkflowViewSchema } from './schemas.js';
 import {
   AuditedToolSchema,
@@ -126,6 +127,8 @@ export function registerOpenApiMetadata(): void {
     description: 'Documents to add to a corpus.',
     examples: [documentsExample],
   });
+  ensure(AgentViewSchema, { id: 'Agent', description: 'A version of a registered agent.' });
+  ensure(NewAgentSchema, { id: 'NewAgent', description: 'An agent to register.', examples: [agentExample] });
   ensure(ChunkHitSchema, { id: 'ChunkHit', description: 'A chunk that matched a search, with its BM25 score.' });
 }
 
@@ -238,7 +241,11 @@ export const swaggerOptions: FastifyDynamicSwaggerOptions = {
         description: 'Agent tools: the built-in tools with their audit, the description audit, exploration as a node',
       },
       { name: 'corpora', description: 'Retrieval corpora: documents chunked and searched by BM25 (SQLite FTS5)' },
-      { name: 'analytics', description: 'How models use their tools: retrieval engagement and its gaps' },
+      { name: 'agents', description: 'The agent registry: named, versioned agent configs workflows refer to' },
+      {
+        name: 'analytics',
+        description: 'How models use their tools (retrieval engagement) and how agent selection strategies compare',
+      },
       { name: 'routing', description: 'Complexity classification, allocation and the model catalog' },
       { name: 'health', description: 'Probes' },
     ],

@@ -34,6 +34,9 @@ export const ModelSpecSchema = z
 export const AGENT_ROLES = ['planning', 'development', 'testing', 'review'] as const;
 export type AgentRole = (typeof AGENT_ROLES)[number];
 
+export const COMPLEXITIES = ['trivial', 'simple', 'moderate', 'complex', 'critical'] as const;
+export type Complexity = (typeof COMPLEXITIES)[number];
+
 const TemperatureSchema = z.number().min(0).max(2);
 const MaxTokensSchema = z.int().min(1).max(64_000);
 const StopSchema = z.array(z.string().min(1).max(200)).max(8);
@@ -101,10 +104,71 @@ export const RetrievalSchema = z.strictObject({
 });
 export type Retrieval = z.infer<typeof RetrievalSchema>;
 
+/** How agents are picked among candidates by past reward (DESIGN §8). */
+export const SELECTION_STRATEGIES = ['greedy', 'thompson'] as const;
+export type SelectionStrategy = (typeof SELECTION_STRATEGIES)[number];
+
+export const AgentSelectionSchema = z.strictObject({
+  select: z.strictObject({
+    role: z.enum(AGENT_ROLES).describe('The role the chosen agent plays.'),
+    candidates: z
+      .array(NameSchema)
+      .min(1)
+      .max(50)
+      .optional()
+      .describe('Agent names (of this definition or registered); default: every registered agent of the role.'),
+    strategy: z
+      .enum(SELECTION_STRATEGIES)
+      .optional()
+      .describe(
+        '`greedy` (default): the highest mean aggregate reward on past runs of the same task type and complexity ' +
+          '(0.5 without history); `thompson`: the highest sample from Beta(1 + Σr, 1 + Σ(1 − r)), rewards mapped to [0, 1].',
+      ),
+  }),
+});
+export type AgentSelection = z.infer<typeof AgentSelectionSchema>;
+
+/** One candidate's score when a prompt's agent was selected. */
+export const CandidateScoreSchema = z.strictObject({
+  agent: NameSchema,
+  version: z.int().min(1).nullable().describe('Registry version; null: an agent of the definition.'),
+  runs: z.int().min(0).describe('Past rewarded runs of the same task type and complexity.'),
+  meanReward: z.number().nullable().describe('Their mean aggregate reward; null without history.'),
+  score: z.number().describe('What the strategy ranked by: the mean (0.5 without history) or the Thompson sample.'),
+});
+
+/** Written by the service at submission (a request that sends it is refused): what the prompt runs with. */
+export const ResolvedAgentSchema = z.strictObject({
+  version: z
+    .int()
+    .min(1)
+    .optional()
+    .describe('Registry version of the agent the prompt runs with (absent: a definition agent).'),
+  selection: z
+    .strictObject({
+      role: z.enum(AGENT_ROLES),
+      strategy: z.enum(SELECTION_STRATEGIES),
+      candidates: z.array(CandidateScoreSchema),
+      taskType: z.string(),
+      complexity: z.enum(COMPLEXITIES),
+    })
+    .optional()
+    .describe("The selection that chose `agent`, with every candidate's score."),
+});
+export type ResolvedAgent = z.infer<typeof ResolvedAgentSchema>;
+
 export const PromptNodeSchema = z.strictObject({
   type: z.literal('prompt'),
   name: NameSchema,
-  agent: NameSchema,
+  agent: z
+    .union([NameSchema, AgentSelectionSchema])
+    .describe(
+      'An agent of `agents` (or of a parent workflow), else a registered agent (POST /v1/agents); or a selection ' +
+        'among candidates, settled at submission (the stored definition names the chosen agent).',
+    ),
+  resolved: ResolvedAgentSchema.optional().describe(
+    'Set by the service at submission for registered and selected agents; refused in a request.',
+  ),
   user: z.string().min(1).max(MAX_STRING),
   data: z.record(z.string().min(1).max(100), z.unknown()).optional(),
   responseFormat: JsonSchemaObject.optional().describe(
@@ -162,6 +226,15 @@ export const ReviewNodeSchema = z.strictObject({
 });
 export type ReviewNode = z.infer<typeof ReviewNodeSchema>;
 
+/**
+ * The name of a prompt's agent. Selections are settled at submission (engine/agent-resolution.ts),
+ * so every stored prompt names its agent; an unsettled one is a programming error.
+ */
+export function agentNameOf(node: PromptNode): string {
+  if (typeof node.agent === 'string') return node.agent;
+  throw new Error(`prompt "${node.name}": the agent selection was not settled at submission`);
+}
+
 /** The nodes directly under a node in the same workflow (a child workflow's tree is its own scope). */
 export function childrenOf(node: WorkflowNode): readonly WorkflowNode[] {
   return node.type === 'sequence' || node.type === 'parallel' ? node.steps : [];
@@ -195,6 +268,55 @@ export function promptNodesOf(root: WorkflowNode): Map<string, PromptNode> {
   };
   visit(root);
   return prompts;
+}
+
+/** Where a prompt sits: its dotted path, the agents in its scope, its key (`<child node>/<name>` in child workflows). */
+export interface PromptSite {
+  path: string;
+  agents: Readonly<Record<string, AgentConfig>>;
+  key: string;
+}
+
+/**
+ * The tree with each prompt (child workflow definitions included, each with its agents merged
+ * over its parent's) replaced by `map`'s answer: in tree order, one prompt at a time; unchanged
+ * subtrees are returned as they are.
+ */
+export async function mapPrompts(
+  node: WorkflowNode,
+  site: PromptSite,
+  map: (prompt: PromptNode, site: PromptSite) => Promise<PromptNode>,
+): Promise<WorkflowNode> {
+  if (node.type === 'prompt') return map(node, { ...site, key: `${site.key}${node.name}` });
+  if (node.type === 'workflow') {
+    const child = node.definition;
+    const inner = {
+      path: `${site.path}.definition.root`,
+      agents: { ...site.agents, ...child.agents },
+      key: `${site.key}${node.name}/`,
+    };
+    const root = await mapPrompts(child.root, inner, map);
+    return root === child.root ? node : { ...node, definition: { ...child, root } };
+  }
+  const steps: WorkflowNode[] = [];
+  let changed = false;
+  for (const [i, step] of childrenOf(node).entries()) {
+    const mapped = await mapPrompts(step, { ...site, path: `${site.path}.steps.${i}` }, map);
+    changed ||= mapped !== step;
+    steps.push(mapped);
+  }
+  return changed ? withChildren(node, steps) : node;
+}
+
+/** Whether `test` holds for some prompt of the tree (child workflow definitions included). */
+export function somePrompt(
+  node: WorkflowNode,
+  agents: Readonly<Record<string, AgentConfig>>,
+  test: (prompt: PromptNode, agents: Readonly<Record<string, AgentConfig>>) => boolean,
+): boolean {
+  if (node.type === 'prompt') return test(node, agents);
+  if (node.type === 'workflow') return somePrompt(node.definition.root, { ...agents, ...node.definition.agents }, test);
+  return childrenOf(node).some((step) => somePrompt(step, agents, test));
 }
 
 export const LimitsSchema = z.strictObject({
@@ -292,9 +414,6 @@ export const NodeSchema = z.discriminatedUnion('type', [
   ChildWorkflowNodeSchema,
 ]);
 export type WorkflowNode = z.infer<typeof NodeSchema>;
-
-export const COMPLEXITIES = ['trivial', 'simple', 'moderate', 'complex', 'critical'] as const;
-export type Complexity = (typeof COMPLEXITIES)[number];
 
 /** loki-mode's task signals (DESIGN §8); each has a complexity weight. */
 export const TASK_SIGNALS = [

@@ -1,5 +1,6 @@
+import type { AgentRewardSums, AgentUse, RegisteredAgent, SelectionFilter, StrategySums } from './agents.js';
 import type { AddDocumentsResult, ChunkHit, CorpusRecord, NewCorpus, NewDocument } from './corpus.js';
-import type { Complexity, WorkflowDefinition } from './definition.js';
+import type { AgentConfig, AgentRole, Complexity, WorkflowDefinition } from './definition.js';
 import type { WorkflowEvent } from './events.js';
 import type { LlmRequest, LlmResponse, TokenUsage } from './llm.js';
 import type {
@@ -102,6 +103,8 @@ export interface ModelCatalog {
 export interface NewWorkflow {
   workflow: WorkflowRecord;
   nodes: NodeRecord[];
+  /** Registered and selected agents its prompts use (root workflows, at submission). */
+  agentUses?: AgentUse[];
 }
 
 /** Everything one engine step changes, committed atomically (DESIGN §4 durability). */
@@ -309,4 +312,37 @@ export interface WorkQueue {
   /** Stops delivering new work; resolves when no handler is running any more. */
   stop(): Promise<void>;
   readonly depth: number;
+}
+
+/** Uniform in [0, 1): the random source of Thompson sampling (injectable for deterministic tests). */
+export type RandomSource = () => number;
+
+/**
+ * The agent registry (DESIGN §3, §11; limits in domain/agents.ts), tenant-scoped: another
+ * tenant's agent is absent. A taken name is AppError CONFLICT, a limit LIMIT_EXCEEDED.
+ */
+export interface AgentRegistry {
+  /** Version 1, or the next version of a retired name. */
+  create(tenantId: string, name: string, config: AgentConfig): Promise<RegisteredAgent>;
+  /** Current versions of the live names, by name. */
+  list(tenantId: string, page: PageRequest & { role?: AgentRole }): Promise<Page<RegisteredAgent>>;
+  /** The current version, or `version` (retired names answer undefined). */
+  get(tenantId: string, name: string, version?: number): Promise<RegisteredAgent | undefined>;
+  /** Every version of a live name, oldest first ([] when none). */
+  versions(tenantId: string, name: string): Promise<RegisteredAgent[]>;
+  /** Adds version n + 1; undefined when the name is not live. */
+  update(tenantId: string, name: string, config: AgentConfig): Promise<RegisteredAgent | undefined>;
+  /** Retires the name; false when it is not live. */
+  retire(tenantId: string, name: string): Promise<boolean>;
+  /** Current versions of the live names of `role`. */
+  ofRole(tenantId: string, role: AgentRole): Promise<RegisteredAgent[]>;
+  /** Per agent name, its rewarded runs of the task type and complexity (each workflow once). */
+  rewardHistory(
+    tenantId: string,
+    agents: readonly string[],
+    taskType: string,
+    complexity: Complexity,
+  ): Promise<Map<string, AgentRewardSums>>;
+  /** Per strategy, the ended runs that selected with it in the window. */
+  strategySums(tenantId: string, filter: SelectionFilter): Promise<StrategySums[]>;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type ResolvedAgent, ResolvedAgentSchema } from './definition.js';
 import type { ErrorInfo } from './errors.js';
 
 /**
@@ -42,7 +43,15 @@ export interface SpanFieldsByType {
   };
   function_span: { function_name: string; arguments: unknown; result: unknown; success: boolean };
   guardrail_span: { guardrail_name: string; triggered: boolean; blocking: boolean };
-  handoff_span: { from_agent: string; to_agent: string; context_passed?: unknown };
+  handoff_span: {
+    from_agent: string;
+    to_agent: string;
+    context_passed?: unknown;
+    /** The registry version of `to_agent` (DESIGN §3); absent for an agent of the definition. */
+    agent_version?: number;
+    /** How `to_agent` was selected (DESIGN §8): strategy, role and every candidate's score. */
+    selection?: ResolvedAgent['selection'];
+  };
   custom_span: { operation_name: string; metadata?: Record<string, unknown> };
 }
 
@@ -119,7 +128,15 @@ export const SPAN_FIELD_SCHEMAS = {
     success: z.boolean(),
   }),
   guardrail_span: z.looseObject({ guardrail_name: z.string(), triggered: z.boolean(), blocking: z.boolean() }),
-  handoff_span: z.looseObject({ from_agent: z.string(), to_agent: z.string(), context_passed: z.unknown().optional() }),
+  handoff_span: z.looseObject({
+    from_agent: z.string(),
+    to_agent: z.string(),
+    context_passed: z.unknown().optional(),
+    agent_version: z.int().optional().describe('Registry version of to_agent; absent for an agent of the definition.'),
+    selection: ResolvedAgentSchema.shape.selection.describe(
+      "When to_agent was selected: role, strategy, task type, complexity and every candidate's score.",
+    ),
+  }),
   custom_span: z.looseObject({ operation_name: z.string(), metadata: z.record(z.string(), z.unknown()).optional() }),
 } as const satisfies { [T in SpanType]: z.ZodType<SpanFieldsByType[T]> };
 

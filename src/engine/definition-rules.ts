@@ -198,6 +198,11 @@ function checkScope(
   }
 
   function checkPrompt(node: PromptNode, nodePath: string, before: ReadonlySet<string>) {
+    // Registered agents and selections are settled before these rules run (agent-resolution.ts).
+    if (typeof node.agent !== 'string') {
+      issues.push({ path: `${nodePath}.agent`, message: 'the selection was not settled' });
+      return;
+    }
     const agent = agentNamed(scope.agents, node.agent);
     if (!agent) issues.push({ path: `${nodePath}.agent`, message: `unknown agent "${node.agent}"` });
     else checkTemplates(agent.system, `agents.${node.agent}.system`, before, scope);

@@ -3,6 +3,7 @@ import type { WorkflowDefinition } from '../domain/definition.js';
 import { DEFAULTS } from '../domain/definition.js';
 import { AppError, ValidationError } from '../domain/errors.js';
 import type {
+  AgentRegistry,
   Clock,
   CreateResult,
   EngagementStore,
@@ -10,6 +11,7 @@ import type {
   MetricsStore,
   ModelCatalog,
   NewWorkflow,
+  RandomSource,
   TraceStore,
   WorkflowStore,
   WorkQueue,
@@ -17,6 +19,7 @@ import type {
 import type { WorkflowRecord } from '../domain/records.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import { resolveAgents } from './agent-resolution.js';
 import { routingOf } from './allocation-of.js';
 import { redactDefinition } from './definition-redaction.js';
 import { checkDefinition } from './definition-rules.js';
@@ -73,6 +76,10 @@ export interface ExecutorOptions {
   /** Corpora searched by prompts with `retrieval`, and the engagement their `auto` guard reads. */
   corpora: CorpusReader;
   engagement: EngagementStore;
+  /** Registered agents prompts may name or select among (DESIGN §3, §8), settled at submission. */
+  agents: AgentRegistry;
+  /** Thompson sampling's random source. */
+  random: RandomSource;
   /** Global limit of concurrent model calls (CONCURRENCY). */
   concurrency: number;
   retry: RetryPolicy;
@@ -178,8 +185,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
       return active.size;
     },
 
-    async submit(tenantId, definition, idempotency) {
+    async submit(tenantId, submitted, idempotency) {
       if (stopping) throw shuttingDownError();
+      // Registered agents and selections first: the rules then check what the run will use.
+      const resolution = await resolveAgents(tenantId, submitted, { agents: options.agents, random: options.random });
+      const definition = resolution.definition;
       shareIdenticalSchemas(definition.root);
       const references = checkDefinition(definition, {
         models: options.models,
@@ -192,6 +202,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
       // A critical task waits for a person (DESIGN §8): created idle, its run only announces the wait.
       if (routingOf(definition).allocation?.human_checkpoint) {
         planned.workflow.checkpoint = { state: 'pending', reason: null, at: null };
+      }
+      if (resolution.uses.length > 0) {
+        const workflowId = planned.workflow.id;
+        planned.agentUses = resolution.uses.map((use) => ({ ...use, workflowId, tenantId, createdAt: now }));
       }
       const claim = idempotency && { ...idempotency, notBefore: now - IDEMPOTENCY_TTL_MS };
       const result = await store.create(planned, claim);

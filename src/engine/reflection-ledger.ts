@@ -1,4 +1,4 @@
-import { DEFAULTS, type PromptNode } from '../domain/definition.js';
+import { agentNameOf, DEFAULTS, type PromptNode } from '../domain/definition.js';
 import { newId } from '../domain/ids.js';
 import type { NodeRecord } from '../domain/records.js';
 import { redactValue } from '../domain/redact.js';
@@ -42,7 +42,7 @@ export class ReflectionLedger implements Reflections {
 
   /** Prompt level: on the prompt, else its agent, else the workflow options. */
   promptLevel(node: PromptNode): boolean {
-    return node.enableReflection ?? this.view.agent(node.agent)?.enableReflection ?? this.workflowLevel;
+    return node.enableReflection ?? this.view.agent(agentNameOf(node))?.enableReflection ?? this.workflowLevel;
   }
 
   revisedInputs(node: PromptNode, record: NodeRecord): PromptInputs | undefined {

@@ -1,4 +1,4 @@
-import { agentNamed, NODE_KINDS, type PromptNode, promptNodesOf } from '../domain/definition.js';
+import { agentNamed, agentNameOf, NODE_KINDS, type PromptNode, promptNodesOf } from '../domain/definition.js';
 import { meaningOf } from '../domain/errors.js';
 import type { WorkflowEvent } from '../domain/events.js';
 import type { ModelUsage, RetryReason, UsageTier } from '../domain/metrics.js';
@@ -211,7 +211,7 @@ export function collectFacts(input: RunInput): RunFacts {
         facts.toolCalls++;
         if (!event.payload.isError) facts.toolSuccesses++;
         const prompt = prompts.get(event.payload.node || (nodeNames.get(event.nodeId ?? '') ?? ''));
-        const tools = prompt ? (agentNamed(workflow.definition.agents, prompt.agent)?.tools ?? []) : [];
+        const tools = prompt ? (agentNamed(workflow.definition.agents, agentNameOf(prompt))?.tools ?? []) : [];
         // A prompt with `retrieval` is given `retrieve` on top of its agent's tools.
         const offered = event.payload.toolName === 'retrieve' && prompt?.retrieval !== undefined;
         if (!offered && !tools.includes(event.payload.toolName)) facts.toolMisselections++;

@@ -11,6 +11,7 @@ import type {
   WorkflowStore,
 } from '../domain/ports.js';
 import type { NodePatch, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
+import { createAgentUseRows } from './agents.repo.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 import { createJournalRepo } from './journal.repo.js';
@@ -156,6 +157,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
   const patchNode = createPatcher(db, 'nodes', NODE_PATCH_FIELDS);
   const reflectionRows = createReflectionsRepo(db);
   const metricsRows = createMetricsRows(db);
+  const agentUseRows = createAgentUseRows(db);
   const toolAnalyticsRows = createToolAnalyticsRows(db);
   const selectTreeCounts = db.prepare<[string, string], { children: number; descendants: number }>(
     `SELECT (SELECT count(*) FROM workflows WHERE parent_workflow_id = ?) AS children,
@@ -183,11 +185,12 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
   };
   const toRecord = (row: WorkflowRow): WorkflowRecord => toWorkflow(row, definitionOf(row.id));
 
-  function insertNewWorkflow({ workflow, nodes }: NewWorkflow): void {
+  function insertNewWorkflow({ workflow, nodes, agentUses }: NewWorkflow): void {
     const text = JSON.stringify(workflow.definition);
     insertWorkflow.run(workflowValues(workflow, text));
     remember(workflow.id, workflow.definition, text.length);
     for (const n of nodes) insertNode.run(nodeValues(n, workflow.tenantId));
+    if (agentUses !== undefined && agentUses.length > 0) agentUseRows.insert(agentUses);
   }
 
   function applyChanges(changes: ChangeSet): void {

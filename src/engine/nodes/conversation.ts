@@ -1,4 +1,4 @@
-import { DEFAULTS, type PromptNode } from '../../domain/definition.js';
+import { agentNameOf, DEFAULTS, type PromptNode } from '../../domain/definition.js';
 import { AppError, toErrorInfo } from '../../domain/errors.js';
 import {
   type JsonSchema,
@@ -39,7 +39,7 @@ export async function converse(
   const call = {
     node: node.name,
     nodeId: record.id,
-    agent: node.agent,
+    agent: agentNameOf(node),
     attempt,
     cacheable: ctx.view.cacheEnabled(node, agent),
     spanId: agentSpan,
@@ -69,7 +69,13 @@ export async function converse(
         }
         ctx.models.remember(model, answer);
         const results: ToolResultBlock[] = [];
-        const site = { record, allowed: allowedTools, parentSpan: agentSpan, agent: node.agent, model: model.id };
+        const site = {
+          record,
+          allowed: allowedTools,
+          parentSpan: agentSpan,
+          agent: agentNameOf(node),
+          model: model.id,
+        };
         for (const use of toolUses) results.push(toolResultBlock(await ctx.tools.invoke(use, site)));
         request.messages = [...request.messages, ...toolTurn(response.content, results)];
         continue;

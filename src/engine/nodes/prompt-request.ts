@@ -1,4 +1,4 @@
-import { type AgentConfig, DEFAULTS, type PromptNode } from '../../domain/definition.js';
+import { type AgentConfig, agentNameOf, DEFAULTS, type PromptNode } from '../../domain/definition.js';
 import { AppError } from '../../domain/errors.js';
 import type { LlmRequest } from '../../domain/llm.js';
 import type { ResolvedModel } from '../../domain/ports.js';
@@ -19,8 +19,8 @@ export interface PreparedPrompt {
 }
 
 export function agentOf(view: RunView, node: PromptNode): AgentConfig {
-  const agent = view.agent(node.agent);
-  if (!agent) throw new AppError('MISSING_CONTEXT', `agent "${node.agent}" is not defined`);
+  const agent = view.agent(agentNameOf(node));
+  if (!agent) throw new AppError('MISSING_CONTEXT', `agent "${agentNameOf(node)}" is not defined`);
   return agent;
 }
 
@@ -65,7 +65,7 @@ export function preparePrompt(
   if (agent.tools && agent.tools.length > 0) request.tools = facets.tools.definitions(agent.tools);
   if (node.responseFormat) request.responseFormat = node.responseFormat;
   if (agent.simulate && model.provider === 'sim') {
-    request.simulate = { ...agent.simulate, scriptKey: `${view.workflow.id}:${node.agent}` };
+    request.simulate = { ...agent.simulate, scriptKey: `${view.workflow.id}:${agentNameOf(node)}` };
   }
   return { agent, model, inputs, user, request };
 }

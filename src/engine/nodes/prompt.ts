@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { PromptNode } from '../../domain/definition.js';
+import { agentNameOf, type PromptNode } from '../../domain/definition.js';
 import type { NodeAttempt, NodeContext, NodeHandler } from '../node-context.js';
 import { converse } from './conversation.js';
 import { preparePrompt } from './prompt-request.js';
@@ -41,8 +41,11 @@ async function runPrompt(ctx: NodeContext, node: PromptNode, at: NodeAttempt): P
     nodeId: at.record.id,
     fields: {
       from_agent: 'orchestrator',
-      to_agent: node.agent,
+      to_agent: agentNameOf(node),
       context_passed: { node: node.name, attempt: at.attempt },
+      // Settled at submission (agent-resolution.ts): the registry version and the selection.
+      ...(node.resolved?.version === undefined ? {} : { agent_version: node.resolved.version }),
+      ...(node.resolved?.selection === undefined ? {} : { selection: node.resolved.selection }),
     },
   });
   const agentSpan = {
@@ -50,7 +53,7 @@ async function runPrompt(ctx: NodeContext, node: PromptNode, at: NodeAttempt): P
     parentId: at.parentSpan,
     nodeId: at.record.id,
     fields: {
-      agent_name: node.agent,
+      agent_name: agentNameOf(node),
       model: model.id,
       instructions_hash: request.system === undefined ? null : instructionsHash(request.system),
     },

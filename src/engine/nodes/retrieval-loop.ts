@@ -1,4 +1,4 @@
-import { DEFAULTS, type PromptNode, type Retrieval } from '../../domain/definition.js';
+import { agentNameOf, DEFAULTS, type PromptNode, type Retrieval } from '../../domain/definition.js';
 import { AppError } from '../../domain/errors.js';
 import { type LlmMessage, responseText, type ToolResultBlock, type ToolUseBlock } from '../../domain/llm.js';
 import { redactSecrets } from '../../domain/redact.js';
@@ -61,7 +61,7 @@ export async function runRetrievalLoop(
     };
     ctx.journal.emit(record.id, {
       type: 'retrievalEnd',
-      payload: { node: node.name, agent: node.agent, model: model.id, mode, ...counts, relevant },
+      payload: { node: node.name, agent: agentNameOf(node), model: model.id, mode, ...counts, relevant },
     });
     ctx.journal.addRetrievalRun({
       tenantId: ctx.view.workflow.tenantId,
@@ -69,7 +69,7 @@ export async function runRetrievalLoop(
       nodeId: record.id,
       nodeName: node.name,
       taskType,
-      agent: node.agent,
+      agent: agentNameOf(node),
       model: model.id,
       corpusId,
       mode,
@@ -95,7 +95,7 @@ export async function runRetrievalLoop(
     record,
     allowed: new Set(mode === 'tools' ? [...(agent.tools ?? []), 'retrieve'] : ['retrieve']),
     parentSpan: agentSpan,
-    agent: node.agent,
+    agent: agentNameOf(node),
     model: model.id,
     retrieve: async (query): Promise<RetrievedChunk[]> => {
       const hits = await ctx.retrieval.search(corpusId, query, maxChunks);
@@ -123,7 +123,7 @@ export async function runRetrievalLoop(
     const answer = await ctx.models.call(model, request, deadline.signal, {
       node: node.name,
       nodeId: record.id,
-      agent: node.agent,
+      agent: agentNameOf(node),
       attempt: at.attempt,
       turn: state.steps,
       prompt: state.steps === 1 ? user : undefined,
@@ -149,7 +149,7 @@ export async function runRetrievalLoop(
       type: 'guardIntervention',
       payload: {
         node: node.name,
-        agent: node.agent,
+        agent: agentNameOf(node),
         model: model.id,
         retrievals: state.retrievals,
         minCalls,

@@ -1,4 +1,4 @@
-import { DEFAULTS, type PromptNode } from '../../domain/definition.js';
+import { agentNameOf, DEFAULTS, type PromptNode } from '../../domain/definition.js';
 import { type ErrorInfo, toErrorInfo } from '../../domain/errors.js';
 import { responseText } from '../../domain/llm.js';
 import type { ReflectionAdvice } from '../../domain/reflection.js';
@@ -108,7 +108,7 @@ async function askForAdvice(
     const { response } = await ctx.models.call(model, reflectionRequest, deadline.signal, {
       node: node.name,
       nodeId: at.record.id,
-      agent: node.agent,
+      agent: agentNameOf(node),
       attempt: at.attempt,
       turn: 1,
       purpose: 'reflection',

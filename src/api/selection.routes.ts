@@ -1,0 +1,64 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { SELECTION_STRATEGIES } from '../domain/definition.js';
+import type { AgentRegistry } from '../domain/ports.js';
+import { strategyReport } from '../metrics/selection.js';
+import { errorResponses } from './schemas.js';
+
+/** Agent selection strategies compared (DESIGN §8): the seed's "A/B test new selection strategies". */
+
+const StrategyFiguresSchema = z.object({
+  strategy: z.enum(SELECTION_STRATEGIES),
+  runs: z.int().describe('Ended runs with a prompt that selected its agent with this strategy (each run once).'),
+  meanAggregateReward: z.number().nullable().describe('Mean aggregate reward of those runs; null: none rewarded.'),
+  successRate: z.number().nullable().describe('Share of those runs with outcome success; null: no runs.'),
+  costUsd: z.number().describe('Their real model cost.'),
+  simulatedCostUsd: z.number().describe('What their sim/* calls would have cost (not money).'),
+  costPerSuccessUsd: z.number().nullable().describe('costUsd / successful runs; null: no success.'),
+  simulatedCostPerSuccessUsd: z.number().nullable().describe('simulatedCostUsd / successful runs; null: no success.'),
+});
+
+const SelectionAnalyticsSchema = z.object({
+  taskType: z.string().nullable(),
+  from: z.string().nullable(),
+  to: z.string().nullable(),
+  strategies: z.array(StrategyFiguresSchema).describe('Every strategy, in a fixed order (greedy, thompson).'),
+});
+
+const SelectionQuerySchema = z.strictObject({
+  taskType: z.string().min(1).max(100).optional().describe('Only runs of this task type (`task.type`).'),
+  from: z.iso.datetime().optional().describe('Runs ended at or after (ISO-8601).'),
+  to: z.iso.datetime().optional().describe('Runs ended at or before (ISO-8601).'),
+});
+
+export async function selectionRoutes(app: FastifyInstance, opts: { deps: { agents: AgentRegistry } }): Promise<void> {
+  const { agents } = opts.deps;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get(
+    '/v1/analytics/selection',
+    {
+      schema: {
+        operationId: 'getSelectionAnalytics',
+        tags: ['analytics'],
+        summary: 'Agent selection strategies compared over a window',
+        description:
+          'Per strategy (greedy, thompson), over your ended runs in which a prompt selected its agent: runs, mean ' +
+          'aggregate reward, success rate and cost per successful task (real and simulated money apart).',
+        querystring: SelectionQuerySchema,
+        response: { 200: SelectionAnalyticsSchema, ...errorResponses(400, 401, 429, 500) },
+        responseDescriptions: { 200: 'The figures of each strategy.' },
+      },
+    },
+    async (request) => {
+      const { taskType, from, to } = request.query;
+      const sums = await agents.strategySums(request.tenantId, {
+        ...(taskType === undefined ? {} : { taskType }),
+        ...(from === undefined ? {} : { from: Date.parse(from) }),
+        ...(to === undefined ? {} : { to: Date.parse(to) }),
+      });
+      return { taskType: taskType ?? null, from: from ?? null, to: to ?? null, strategies: strategyReport(sums) };
+    },
+  );
+}

@@ -1,0 +1,69 @@
+import type { AgentConfig, AgentRole, Complexity, SelectionStrategy } from './definition.js';
+
+/**
+ * The agent registry (DESIGN §3, §11): a tenant's named agent configs, versioned. Every version is
+ * kept; a PUT adds version n + 1, a DELETE retires the name (its versions stay for the runs that
+ * used them, and a new POST of the name continues the numbering).
+ */
+
+/** Live (not retired) agent names one tenant may hold. */
+export const MAX_AGENTS_PER_TENANT = 200;
+/** Versions one name may have, retired ones included. */
+export const MAX_VERSIONS_PER_AGENT = 100;
+
+export interface RegisteredAgent {
+  name: string;
+  version: number;
+  config: AgentConfig;
+  role: AgentRole | null;
+  /** Epoch ms this version was created. */
+  createdAt: number;
+}
+
+/**
+ * Which agent one prompt node of a workflow ran with, recorded at submission for prompts that use a
+ * registered agent or a selection: the workflow's aggregate reward is attributed to each agent it
+ * used (DESIGN §8), once per workflow.
+ */
+export interface AgentUse {
+  workflowId: string;
+  tenantId: string;
+  /** The node's name (`<child workflow node>/<name>` inside child definitions). */
+  node: string;
+  agent: string;
+  /** Registry version; null for an agent of the definition. */
+  version: number | null;
+  /** null: the prompt named its agent (no selection). */
+  strategy: SelectionStrategy | null;
+  role: AgentRole | null;
+  taskType: string;
+  complexity: Complexity;
+  /** Every candidate's score when selected. */
+  scores: Record<string, number> | null;
+  createdAt: number;
+}
+
+/** Rewarded runs of one agent on one task type and complexity. */
+export interface AgentRewardSums {
+  runs: number;
+  /** Σ aggregate reward (each in [−1, 1]). */
+  rewardSum: number;
+}
+
+export interface SelectionFilter {
+  /** Epoch ms, inclusive, on the run's completion. */
+  from?: number;
+  to?: number;
+  taskType?: string;
+}
+
+/** One strategy's runs in a window (a workflow counts once per strategy it selected with). */
+export interface StrategySums {
+  strategy: SelectionStrategy;
+  runs: number;
+  rewarded: number;
+  rewardSum: number;
+  successes: number;
+  costUsd: number;
+  simulatedCostUsd: number;
+}

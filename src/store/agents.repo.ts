@@ -1,0 +1,223 @@
+import {
+  type AgentRewardSums,
+  type AgentUse,
+  MAX_AGENTS_PER_TENANT,
+  MAX_VERSIONS_PER_AGENT,
+  type RegisteredAgent,
+  type StrategySums,
+} from '../domain/agents.js';
+import { type AgentConfig, AgentConfigSchema, type AgentRole } from '../domain/definition.js';
+import { AppError } from '../domain/errors.js';
+import type { AgentRegistry, Page } from '../domain/ports.js';
+import type { Db } from './db.js';
+import type { GroupCommitter } from './group-commit.js';
+import { decodeKeyset, encodeKeyset } from './keyset.js';
+
+/** The agent registry and the agent-use history (migrations/0013_agents.sql). */
+
+interface AgentRow {
+  name: string;
+  version: number;
+  role: AgentRole | null;
+  config: string;
+  created_at: number;
+}
+
+const toAgent = (row: AgentRow): RegisteredAgent => ({
+  name: row.name,
+  version: row.version,
+  role: row.role,
+  config: AgentConfigSchema.parse(JSON.parse(row.config)),
+  createdAt: row.created_at,
+});
+
+/** The first `limit` rows; a cursor after the last of them when more follow. */
+function pageOf(rows: AgentRow[], limit: number): Page<RegisteredAgent> {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return { items: items.map(toAgent), nextCursor: rows.length > limit && last ? encodeKeyset([last.name]) : null };
+}
+
+function limitExceeded(path: string, message: string): AppError {
+  return new AppError('LIMIT_EXCEEDED', `${path}: ${message}`, { details: [{ path, message }] });
+}
+
+/** The insert of agent_uses rows, run inside the workflow's own insert (workflows.repo.ts). */
+export function createAgentUseRows(db: Db): { insert(uses: readonly AgentUse[]): void } {
+  const insert = db.prepare(
+    `INSERT INTO agent_uses (workflow_id, node, tenant_id, agent, version, strategy, role, task_type, complexity,
+       scores, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  return {
+    insert(uses) {
+      for (const u of uses) {
+        insert.run(
+          u.workflowId,
+          u.node,
+          u.tenantId,
+          u.agent,
+          u.version,
+          u.strategy,
+          u.role,
+          u.taskType,
+          u.complexity,
+          u.scores === null ? null : JSON.stringify(u.scores),
+          u.createdAt,
+        );
+      }
+    },
+  };
+}
+
+export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now: () => number): AgentRegistry {
+  const COLUMNS = 'name, version, role, config, created_at';
+  // The newest version of a live name: retiring marks every version, so live rows are the name's own.
+  const selectCurrent = db.prepare<[string, string], AgentRow>(
+    `SELECT ${COLUMNS} FROM agents WHERE tenant_id = ? AND name = ? AND deleted_at IS NULL
+     ORDER BY version DESC LIMIT 1`,
+  );
+  const selectVersion = db.prepare<[string, string, number], AgentRow>(
+    `SELECT ${COLUMNS} FROM agents WHERE tenant_id = ? AND name = ? AND version = ?`,
+  );
+  const selectVersions = db.prepare<[string, string], AgentRow>(
+    `SELECT ${COLUMNS} FROM agents WHERE tenant_id = ? AND name = ? AND deleted_at IS NULL ORDER BY version`,
+  );
+  // SQLite takes the bare columns of a max() aggregate from the row holding the maximum.
+  const selectLive = db.prepare<[string, string, number], AgentRow>(
+    `SELECT name, max(version) AS version, role, config, created_at FROM agents
+     WHERE tenant_id = ? AND deleted_at IS NULL AND name > ? GROUP BY name ORDER BY name LIMIT ?`,
+  );
+  const selectAllLive = db.prepare<[string], AgentRow>(
+    `SELECT name, max(version) AS version, role, config, created_at FROM agents
+     WHERE tenant_id = ? AND deleted_at IS NULL GROUP BY name ORDER BY name`,
+  );
+  const countLive = db
+    .prepare<[string], number>('SELECT count(DISTINCT name) FROM agents WHERE tenant_id = ? AND deleted_at IS NULL')
+    .pluck();
+  const lastVersion = db
+    .prepare<[string, string], number | null>('SELECT max(version) FROM agents WHERE tenant_id = ? AND name = ?')
+    .pluck();
+  const insert = db.prepare(
+    'INSERT INTO agents (tenant_id, name, version, role, config, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const retire = db.prepare('UPDATE agents SET deleted_at = ? WHERE tenant_id = ? AND name = ? AND deleted_at IS NULL');
+  const history = db.prepare<[string, string, string, string], { agent: string; runs: number; reward_sum: number }>(
+    `SELECT u.agent, count(*) AS runs, sum(r.aggregate_reward) AS reward_sum
+       FROM (SELECT DISTINCT workflow_id, agent FROM agent_uses
+              WHERE tenant_id = ? AND task_type = ? AND complexity = ? AND agent IN (SELECT value FROM json_each(?))) u
+       JOIN rewards r ON r.workflow_id = u.workflow_id
+      GROUP BY u.agent`,
+  );
+  const strategyQuery = (typed: boolean) =>
+    db.prepare<unknown[], StrategyRow>(
+      `SELECT u.strategy, count(*) AS runs, count(r.workflow_id) AS rewarded,
+              coalesce(sum(r.aggregate_reward), 0) AS reward_sum, sum(e.outcome = 'success') AS successes,
+              sum(e.cost_usd) AS cost_usd, sum(e.simulated_cost_usd) AS simulated_cost_usd
+         FROM (SELECT DISTINCT workflow_id, strategy FROM agent_uses WHERE tenant_id = ? AND strategy IS NOT NULL) u
+         JOIN efficiency e ON e.workflow_id = u.workflow_id
+         LEFT JOIN rewards r ON r.workflow_id = u.workflow_id
+        WHERE e.created_at >= ? AND e.created_at <= ? ${typed ? 'AND e.task_type = ?' : ''}
+        GROUP BY u.strategy ORDER BY u.strategy`,
+    );
+  const strategyAll = strategyQuery(false);
+  const strategyOfType = strategyQuery(true);
+
+  /** Inserts the next version of `name` (inside a transaction). */
+  function insertNext(tenantId: string, name: string, config: AgentConfig): RegisteredAgent {
+    const version = (lastVersion.get(tenantId, name) ?? 0) + 1;
+    if (version > MAX_VERSIONS_PER_AGENT) {
+      throw limitExceeded('name', `agent "${name}" has ${MAX_VERSIONS_PER_AGENT} versions, the most one name may have`);
+    }
+    const createdAt = now();
+    insert.run(tenantId, name, version, config.role ?? null, JSON.stringify(config), createdAt);
+    return { name, version, role: config.role ?? null, config, createdAt };
+  }
+
+  return {
+    create(tenantId, name, config) {
+      return committer.run(() => {
+        if (selectCurrent.get(tenantId, name)) {
+          throw new AppError('CONFLICT', `an agent named "${name}" exists; PUT /v1/agents/${name} adds a version`);
+        }
+        if ((countLive.get(tenantId) ?? 0) >= MAX_AGENTS_PER_TENANT) {
+          throw limitExceeded('name', `you have ${MAX_AGENTS_PER_TENANT} agents, the most a tenant may register`);
+        }
+        return insertNext(tenantId, name, config);
+      });
+    },
+
+    async list(tenantId, { cursor, limit, role }): Promise<Page<RegisteredAgent>> {
+      const after = cursor === null ? '' : String(decodeKeyset(cursor, ['string'])[0]);
+      if (role !== undefined) {
+        // At most MAX_AGENTS_PER_TENANT live names: filtered here, paged the same way.
+        const all = selectAllLive.all(tenantId).filter((row) => row.role === role && row.name > after);
+        return pageOf(all, limit);
+      }
+      return pageOf(selectLive.all(tenantId, after, limit + 1), limit);
+    },
+
+    async get(tenantId, name, version) {
+      const current = selectCurrent.get(tenantId, name);
+      if (current === undefined) return undefined;
+      if (version === undefined) return toAgent(current);
+      const row = selectVersion.get(tenantId, name, version);
+      return row === undefined ? undefined : toAgent(row);
+    },
+
+    async versions(tenantId, name) {
+      return selectVersions.all(tenantId, name).map(toAgent);
+    },
+
+    update(tenantId, name, config) {
+      return committer.run(() => (selectCurrent.get(tenantId, name) ? insertNext(tenantId, name, config) : undefined));
+    },
+
+    retire(tenantId, name) {
+      return committer.run(() => retire.run(now(), tenantId, name).changes > 0);
+    },
+
+    async ofRole(tenantId, role) {
+      return selectAllLive
+        .all(tenantId)
+        .filter((row) => row.role === role)
+        .map(toAgent);
+    },
+
+    async rewardHistory(tenantId, agents, taskType, complexity) {
+      const sums = new Map<string, AgentRewardSums>();
+      for (const row of history.all(tenantId, taskType, complexity, JSON.stringify(agents))) {
+        sums.set(row.agent, { runs: row.runs, rewardSum: row.reward_sum });
+      }
+      return sums;
+    },
+
+    async strategySums(tenantId, filter) {
+      const range = [filter.from ?? 0, filter.to ?? Number.MAX_SAFE_INTEGER];
+      const rows =
+        filter.taskType === undefined
+          ? strategyAll.all(tenantId, ...range)
+          : strategyOfType.all(tenantId, ...range, filter.taskType);
+      return rows.map(
+        (row): StrategySums => ({
+          strategy: row.strategy,
+          runs: row.runs,
+          rewarded: row.rewarded,
+          rewardSum: row.reward_sum,
+          successes: row.successes,
+          costUsd: row.cost_usd,
+          simulatedCostUsd: row.simulated_cost_usd,
+        }),
+      );
+    },
+  };
+}
+
+interface StrategyRow {
+  strategy: StrategySums['strategy'];
+  runs: number;
+  rewarded: number;
+  reward_sum: number;
+  successes: number;
+  cost_usd: number;
+  simulated_cost_usd: number;
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { sampleBeta, scoreCandidates, seededRandom, strategyReport } from '../../../src/metrics/selection.js';
+
+describe('selection policy', () => {
+  it('greedy: the mean aggregate reward, 0.5 without history; ties go to the earlier candidate', () => {
+    const history = new Map([
+      ['a', { runs: 2, rewardSum: 1.2 }],
+      ['b', { runs: 4, rewardSum: -2 }],
+    ]);
+    const { chosen, scores } = scoreCandidates(['b', 'c', 'a'], history, 'greedy', () => 0);
+    expect(chosen).toBe('a');
+    expect(scores).toEqual([
+      { name: 'b', runs: 4, meanReward: -0.5, score: -0.5 },
+      { name: 'c', runs: 0, meanReward: null, score: 0.5 },
+      { name: 'a', runs: 2, meanReward: 0.6, score: 0.6 },
+    ]);
+    expect(scoreCandidates(['x', 'y'], new Map(), 'greedy', () => 0).chosen).toBe('x');
+  });
+
+  it('samples Beta(a, b) with the right mean', () => {
+    const random = seededRandom(1);
+    for (const [a, b] of [
+      [1, 1],
+      [2, 8],
+      [30, 3],
+    ] as const) {
+      let sum = 0;
+      for (let i = 0; i < 4000; i++) sum += sampleBeta(a, b, random);
+      expect(sum / 4000).toBeCloseTo(a / (a + b), 1);
+    }
+  });
+
+  it('reports every strategy, with nulls where nothing ran or succeeded', () => {
+    const report = strategyReport([
+      { strategy: 'thompson', runs: 4, rewarded: 4, rewardSum: 2, successes: 2, costUsd: 0.5, simulatedCostUsd: 1 },
+    ]);
+    expect(report).toEqual([
+      {
+        strategy: 'greedy',
+        runs: 0,
+        meanAggregateReward: null,
+        successRate: null,
+        costUsd: 0,
+        simulatedCostUsd: 0,
+        costPerSuccessUsd: null,
+        simulatedCostPerSuccessUsd: null,
+      },
+      {
+        strategy: 'thompson',
+        runs: 4,
+        meanAggregateReward: 0.5,
+        successRate: 0.5,
+        costUsd: 0.5,
+        simulatedCostUsd: 1,
+        costPerSuccessUsd: 0.25,
+        simulatedCostPerSuccessUsd: 0.5,
+      },
+    ]);
+  });
+});
