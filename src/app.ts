@@ -7,6 +7,7 @@ import { registerAuth } from './api/auth.js';
 import { registerBodyGuard } from './api/body-guard.js';
 import { cacheRoutes } from './api/cache.routes.js';
 import { corporaRoutes } from './api/corpora.routes.js';
+import { dashboardRoutes } from './api/dashboard.routes.js';
 import { type ErrorSink, errorBody, registerErrorHandling } from './api/error-handler.js';
 import { eventRoutes } from './api/events.routes.js';
 import { healthRoutes } from './api/health.routes.js';
@@ -18,6 +19,7 @@ import { prometheusRoutes, registerHttpMetrics } from './api/prometheus.routes.j
 import { reflectionRoutes } from './api/reflections.routes.js';
 import { toolRoutes } from './api/tools.routes.js';
 import { traceRoutes } from './api/traces.routes.js';
+import { usageAnalyticsRoutes } from './api/usage-analytics.routes.js';
 import { workflowRoutes } from './api/workflows.routes.js';
 import { headersTimeoutMs } from './config.js';
 import type { Deps } from './deps.js';
@@ -121,6 +123,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(traceRoutes, { deps });
   await app.register(nodeToolRoutes, { deps });
   await app.register(analyticsRoutes, { deps });
+  await app.register(usageAnalyticsRoutes, { deps });
+  await app.register(dashboardRoutes, { deps });
   await app.register(toolRoutes, { deps });
   await app.register(corporaRoutes, { deps });
   await app.register(prometheusRoutes, { metrics: deps.telemetry });

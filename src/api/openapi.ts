@@ -238,7 +238,11 @@ export const swaggerOptions: FastifyDynamicSwaggerOptions = {
         description: 'Agent tools: the built-in tools with their audit, the description audit, exploration as a node',
       },
       { name: 'corpora', description: 'Retrieval corpora: documents chunked and searched by BM25 (SQLite FTS5)' },
-      { name: 'analytics', description: 'How models use their tools: retrieval engagement and its gaps' },
+      {
+        name: 'analytics',
+        description: 'How models and tools are used: retrieval engagement and its gaps, tool and model analytics',
+      },
+      { name: 'dashboard', description: 'Key metrics, trends, patterns and evaluation axes over a rolling window' },
       { name: 'health', description: 'Probes' },
     ],
   },
