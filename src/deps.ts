@@ -15,6 +15,7 @@ import type {
   ModelCatalog,
   RandomSource,
   TraceStore,
+  UsageAnalyticsStore,
   WorkflowStore,
   WorkQueue,
 } from './domain/ports.js';
@@ -39,6 +40,7 @@ import { createSqliteEngagementStore } from './store/engagement.repo.js';
 import { createGroupCommitter } from './store/group-commit.js';
 import { createSqliteMetricsStore } from './store/metrics.repo.js';
 import { createSqliteTraceStore } from './store/spans.repo.js';
+import { createSqliteUsageAnalyticsStore } from './store/usage-analytics.repo.js';
 import { createSqliteWorkflowStore } from './store/workflows.repo.js';
 import { createPrometheusMetrics, type PrometheusMetrics } from './telemetry/prometheus.js';
 import { createToolRegistry, type ToolRegistry } from './tools/registry.js';
@@ -67,6 +69,8 @@ export interface Deps {
   tools: ToolRegistry;
   /** Retrieval engagement per model (DESIGN §10): analytics, the auto guard, the audit's Tier 2. */
   engagement: EngagementStore;
+  /** The dashboard, tool and model analytics (DESIGN §9). */
+  usage: UsageAnalyticsStore;
   /** Runs a read-only tool as a node of a workflow, for exploration (DESIGN §11). */
   toolExplorer: ToolExplorer;
   /** Prometheus metrics for GET /metrics (not the efficiency metrics). */
@@ -206,6 +210,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     executor,
     tools,
     engagement,
+    usage: createSqliteUsageAnalyticsStore(db),
     toolExplorer: createToolExplorer({ store, cache, tools }),
     telemetry,
     lifecycle: { shuttingDown: false },

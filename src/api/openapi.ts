@@ -244,8 +244,10 @@ export const swaggerOptions: FastifyDynamicSwaggerOptions = {
       { name: 'agents', description: 'The agent registry: named, versioned agent configs workflows refer to' },
       {
         name: 'analytics',
-        description: 'How models use their tools (retrieval engagement) and how agent selection strategies compare',
+        description:
+          'How models and tools are used: retrieval engagement, tool and model analytics, selection strategies compared',
       },
+      { name: 'dashboard', description: 'Key metrics, trends, patterns and evaluation axes over a rolling window' },
       { name: 'routing', description: 'Complexity classification, allocation and the model catalog' },
       { name: 'health', description: 'Probes' },
     ],

@@ -16,6 +16,7 @@ import type { ReflectionEntry } from './reflection.js';
 import type { GenerationUsage, SpanWrite, TraceFilter, TraceRecord, TraceSummary } from './spans.js';
 import type { Status } from './status.js';
 import type { EngagementFilter, EngagementSums, RetrievalRunRecord, ToolCallRecord } from './tool-analytics.js';
+import type { DashboardSums, ModelSums, ToolCallSums, UsageWindow } from './usage-analytics.js';
 
 /**
  * The ports: what the engine and the API need from the outside world. Adapters implement them;
@@ -217,6 +218,16 @@ export interface MetricsFilter {
 export interface EngagementStore {
   /** Per model and guarded/unguarded, the sums of a tenant's retrieval runs in the filter's window. */
   sums(tenantId: string, filter: EngagementFilter): Promise<EngagementSums[]>;
+}
+
+/**
+ * The dashboard, tool and model analytics (DESIGN §9): sums over a tenant's rows in a window, read
+ * by indexed range scans (tenant + time). Every read is tenant-scoped.
+ */
+export interface UsageAnalyticsStore {
+  dashboard(tenantId: string, window: UsageWindow): Promise<DashboardSums>;
+  toolCalls(tenantId: string, window: UsageWindow): Promise<ToolCallSums>;
+  models(tenantId: string, window: UsageWindow): Promise<ModelSums[]>;
 }
 
 export interface MetricsStore {

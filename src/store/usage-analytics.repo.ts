@@ -1,0 +1,244 @@
+import type { UsageAnalyticsStore } from '../domain/ports.js';
+import type {
+  DashboardSums,
+  ModelSums,
+  SumCount,
+  TaskComplexityGroup,
+  TaskModelGroup,
+  ToolAgentSums,
+  ToolPairCount,
+} from '../domain/usage-analytics.js';
+import type { Db } from './db.js';
+
+/**
+ * The dashboard, tool and model analytics (DESIGN §9). Every query starts with an indexed range
+ * scan on (tenant_id, time): efficiency_by_tenant_time, rewards_by_tenant_time,
+ * tool_calls_by_tenant_time, retrieval_runs_by_tenant_time. Spans and events of the workflows that
+ * ended in the window are reached from their efficiency rows through journal_by_workflow, never by
+ * scanning the journal (the `events`/`spans` views scan it all).
+ *
+ * Journal positions (migrations/0008): events `[seq, nodeId, at, type, payload]`; a span insert
+ * `[spanId, nodeId, parentId, type, startedAt, endedAt, status, error, fields]` (9 entries; guardrail
+ * spans are written closed, so their insert holds `triggered`).
+ */
+
+const IN_WINDOW = 'e.tenant_id = ? AND e.created_at >= ? AND e.created_at < ?';
+
+/** Outcome reasons a quality gate (responseFormat checks, a review) decided; the first three passed it. */
+const GATE_PASSED = `'tests_passed_first_try', 'tests_passed_after_fix', 'review_approved'`;
+const GATE_FAILED = `'tests_partial_pass', 'review_concerns_minor', 'tests_failed', 'review_blocked'`;
+
+interface RecordSumsRow {
+  tasks: number;
+  successes: number;
+  efficiency_score: number;
+  agents_spawned: number;
+  total_agent_calls: number;
+  wall_time_seconds: number;
+  recovery_sum: number;
+  recovery_count: number;
+  goal_sum: number;
+  goal_count: number;
+  selection_sum: number;
+  selection_count: number;
+  gates_passed: number;
+  gates_count: number;
+  cost_usd: number;
+  simulated_cost_usd: number;
+}
+
+interface ModelRow {
+  model: string;
+  simulated: 0 | 1;
+  calls: number;
+  tokens_in: number;
+  tokens_out: number;
+  cost_usd: number;
+  tasks: number;
+  successful_tasks: number;
+  reward_sum: number;
+  reward_count: number;
+}
+
+interface CallRow {
+  model: string;
+  ended: number;
+  failed: number;
+  durations: string;
+}
+
+const sc = (sum: number | null, count: number | null): SumCount => ({ sum: sum ?? 0, count: count ?? 0 });
+
+export function createSqliteUsageAnalyticsStore(db: Db): UsageAnalyticsStore {
+  const recordSums = db.prepare<[string, number, number], RecordSumsRow>(
+    `SELECT count(*) AS tasks,
+            coalesce(sum(outcome = 'success'), 0) AS successes,
+            coalesce(sum(efficiency_score), 0) AS efficiency_score,
+            coalesce(sum(record ->> '$.metrics.agents_spawned'), 0) AS agents_spawned,
+            coalesce(sum(record ->> '$.metrics.total_agent_calls'), 0) AS total_agent_calls,
+            coalesce(sum(wall_time_seconds), 0) AS wall_time_seconds,
+            coalesce(sum(record ->> '$.metrics.recovery_rate'), 0) AS recovery_sum,
+            count(record ->> '$.metrics.recovery_rate') AS recovery_count,
+            coalesce(sum(record ->> '$.quality_pillars.goal_adherence'), 0) AS goal_sum,
+            count(record ->> '$.quality_pillars.goal_adherence') AS goal_count,
+            coalesce(sum(record ->> '$.quality_pillars.tool_selection_correct'), 0) AS selection_sum,
+            count(record ->> '$.quality_pillars.tool_selection_correct') AS selection_count,
+            coalesce(sum(record ->> '$.outcome_reason' IN (${GATE_PASSED})), 0) AS gates_passed,
+            coalesce(sum(record ->> '$.outcome_reason' IN (${GATE_PASSED}, ${GATE_FAILED})), 0) AS gates_count,
+            coalesce(sum(cost_usd), 0) AS cost_usd,
+            coalesce(sum(simulated_cost_usd), 0) AS simulated_cost_usd
+       FROM efficiency e WHERE ${IN_WINDOW}`,
+  );
+  const byTaskModel = db.prepare<[string, number, number], TaskModelGroup>(
+    `SELECT e.task_type AS taskType, m.key AS model, count(*) AS tasks, sum(e.outcome = 'success') AS successes,
+            sum(e.efficiency_score) AS efficiencyScore
+       FROM efficiency e, json_each(e.record, '$.metrics.by_model') m
+      WHERE ${IN_WINDOW}
+      GROUP BY e.task_type, m.key ORDER BY e.task_type, m.key`,
+  );
+  const byTaskComplexity = db.prepare<[string, number, number], TaskComplexityGroup>(
+    `SELECT task_type AS taskType, complexity, count(*) AS tasks, sum(outcome = 'success') AS successes,
+            sum(efficiency_score) AS efficiencyScore, sum(wall_time_seconds) AS wallTimeSeconds
+       FROM efficiency e WHERE ${IN_WINDOW}
+      GROUP BY task_type, complexity ORDER BY task_type, complexity`,
+  );
+  const rewardSums = db.prepare<
+    [string, number, number],
+    { count: number; outcome: number; preference: number; with_preference: number }
+  >(
+    `SELECT count(*) AS count, coalesce(sum(outcome_reward), 0) AS outcome,
+            coalesce(sum(preference_reward), 0) AS preference, count(preference_reward) AS with_preference
+       FROM rewards WHERE tenant_id = ? AND created_at >= ? AND created_at < ?`,
+  );
+  const toolCallSums = db.prepare<[string, number, number], { calls: number; successes: number }>(
+    `SELECT count(*) AS calls, coalesce(sum(success), 0) AS successes
+       FROM tool_calls WHERE tenant_id = ? AND at >= ? AND at < ?`,
+  );
+  const relevance = db.prepare<[string, number, number], { judged: number; relevant: number }>(
+    `SELECT count(relevant) AS judged, coalesce(sum(relevant), 0) AS relevant
+       FROM retrieval_runs WHERE tenant_id = ? AND at >= ? AND at < ?`,
+  );
+  const guardrails = db.prepare<[string, number, number], { checks: number; passed: number }>(
+    `SELECT count(*) AS checks, coalesce(sum(s.value ->> '$[8].triggered' = 0), 0) AS passed
+       FROM efficiency e
+       JOIN journal j ON j.workflow_id = e.workflow_id AND j.tenant_id = e.tenant_id AND j.spans IS NOT NULL,
+            json_each(j.spans) s
+      WHERE ${IN_WINDOW} AND json_array_length(s.value) = 9 AND s.value ->> '$[3]' = 'guardrail_span'`,
+  );
+  const cacheHits = db.prepare<
+    [string, number, number],
+    { hits: number; tokens: number; cost: number; simulated_cost: number }
+  >(
+    `SELECT count(*) AS hits,
+            coalesce(sum(coalesce(ev.value ->> '$[4].tokenUsage.inputTokens', 0)
+                       + coalesce(ev.value ->> '$[4].tokenUsage.outputTokens', 0)), 0) AS tokens,
+            coalesce(sum(CASE WHEN ev.value ->> '$[4].simulated' IS 1 THEN 0 ELSE ev.value ->> '$[4].costSavedUsd' END), 0) AS cost,
+            coalesce(sum(CASE WHEN ev.value ->> '$[4].simulated' IS 1 THEN ev.value ->> '$[4].costSavedUsd' ELSE 0 END), 0)
+              AS simulated_cost
+       FROM efficiency e
+       JOIN journal j ON j.workflow_id = e.workflow_id AND j.tenant_id = e.tenant_id AND j.events IS NOT NULL,
+            json_each(j.events) ev
+      WHERE ${IN_WINDOW} AND ev.value ->> '$[3]' = 'cacheHit'`,
+  );
+  const toolAgent = db.prepare<[string, number, number], ToolAgentSums>(
+    `SELECT c.tool, c.agent, count(*) AS calls, sum(c.success) AS successes, sum(c.latency_ms) AS latencyMs,
+            sum(c.success = 1 AND n.status = 'completed') AS useful
+       FROM tool_calls c LEFT JOIN nodes n ON n.id = c.node_id
+      WHERE c.tenant_id = ? AND c.at >= ? AND c.at < ?
+      GROUP BY c.tool, c.agent ORDER BY c.tool, c.agent`,
+  );
+  const toolPairs = db.prepare<[string, number, number], ToolPairCount>(
+    `SELECT tool, next, count(*) AS count FROM (
+       SELECT tool, lead(tool) OVER (PARTITION BY node_id ORDER BY id) AS next
+         FROM tool_calls WHERE tenant_id = ? AND at >= ? AND at < ?
+     ) WHERE next IS NOT NULL
+     GROUP BY tool, next ORDER BY tool, count DESC, next`,
+  );
+  const modelTasks = db.prepare<[string, number, number], ModelRow>(
+    `SELECT m.key AS model,
+            (m.key LIKE 'sim/%' OR m.value ->> '$.simulated' IS 1) AS simulated,
+            sum(m.value ->> '$.calls') AS calls, sum(m.value ->> '$.tokens_in') AS tokens_in,
+            sum(m.value ->> '$.tokens_out') AS tokens_out, sum(m.value ->> '$.cost_usd') AS cost_usd,
+            count(*) AS tasks, sum(e.outcome = 'success') AS successful_tasks,
+            coalesce(sum(r.aggregate_reward), 0) AS reward_sum, count(r.aggregate_reward) AS reward_count
+       FROM efficiency e
+       LEFT JOIN rewards r ON r.workflow_id = e.workflow_id AND r.tenant_id = e.tenant_id,
+            json_each(e.record, '$.metrics.by_model') m
+      WHERE ${IN_WINDOW}
+      GROUP BY m.key ORDER BY m.key`,
+  );
+  const modelCalls = db.prepare<[string, number, number], CallRow>(
+    `SELECT model, count(*) AS ended, sum(failed) AS failed, json_group_array(duration) AS durations FROM (
+       SELECT ev.value ->> '$[4].model' AS model, ev.value ->> '$[4].duration' AS duration,
+              (ev.value -> '$[4].error') IS NOT NULL AS failed
+         FROM efficiency e
+         JOIN journal j ON j.workflow_id = e.workflow_id AND j.tenant_id = e.tenant_id AND j.events IS NOT NULL,
+              json_each(j.events) ev
+        WHERE ${IN_WINDOW} AND ev.value ->> '$[3]' = 'agentPromptEnd'
+        ORDER BY duration
+     ) GROUP BY model`,
+  );
+
+  return {
+    async dashboard(tenantId, { from, to }): Promise<DashboardSums> {
+      const r = recordSums.get(tenantId, from, to) as RecordSumsRow;
+      const w = rewardSums.get(tenantId, from, to) ?? { count: 0, outcome: 0, preference: 0, with_preference: 0 };
+      const calls = toolCallSums.get(tenantId, from, to) ?? { calls: 0, successes: 0 };
+      const rel = relevance.get(tenantId, from, to) ?? { judged: 0, relevant: 0 };
+      const guard = guardrails.get(tenantId, from, to) ?? { checks: 0, passed: 0 };
+      const hits = cacheHits.get(tenantId, from, to) ?? { hits: 0, tokens: 0, cost: 0, simulated_cost: 0 };
+      return {
+        tasks: r.tasks,
+        successes: r.successes,
+        efficiencyScore: r.efficiency_score,
+        agentsSpawned: r.agents_spawned,
+        totalAgentCalls: r.total_agent_calls,
+        wallTimeSeconds: r.wall_time_seconds,
+        recoveryRate: sc(r.recovery_sum, r.recovery_count),
+        goalAdherence: sc(r.goal_sum, r.goal_count),
+        toolSelection: sc(r.selection_sum, r.selection_count),
+        qualityGates: sc(r.gates_passed, r.gates_count),
+        costUsd: r.cost_usd,
+        simulatedCostUsd: r.simulated_cost_usd,
+        rewards: { count: w.count, outcome: w.outcome, preference: sc(w.preference, w.with_preference) },
+        toolCalls: sc(calls.successes, calls.calls),
+        retrievalRelevance: sc(rel.relevant, rel.judged),
+        guardrails: sc(guard.passed, guard.checks),
+        cache: {
+          hits: hits.hits,
+          tokensSaved: hits.tokens,
+          costSavedUsd: hits.cost,
+          simulatedCostSavedUsd: hits.simulated_cost,
+        },
+        byTaskModel: byTaskModel.all(tenantId, from, to),
+        byTaskComplexity: byTaskComplexity.all(tenantId, from, to),
+      };
+    },
+
+    async toolCalls(tenantId, { from, to }) {
+      return { byToolAgent: toolAgent.all(tenantId, from, to), pairs: toolPairs.all(tenantId, from, to) };
+    },
+
+    async models(tenantId, { from, to }): Promise<ModelSums[]> {
+      const ended = new Map(modelCalls.all(tenantId, from, to).map((row) => [row.model, row]));
+      return modelTasks.all(tenantId, from, to).map((row) => {
+        const calls = ended.get(row.model);
+        const durations = calls ? (JSON.parse(calls.durations) as Array<number | null>) : [];
+        return {
+          model: row.model,
+          simulated: row.simulated === 1,
+          calls: row.calls,
+          tokensIn: row.tokens_in,
+          tokensOut: row.tokens_out,
+          costUsd: row.cost_usd,
+          tasks: row.tasks,
+          successfulTasks: row.successful_tasks,
+          aggregateReward: sc(row.reward_sum, row.reward_count),
+          endedCalls: calls?.ended ?? 0,
+          failedCalls: calls?.failed ?? 0,
+          durationsMs: durations.filter((d): d is number => typeof d === 'number').sort((a, b) => a - b),
+        };
+      });
+    },
+  };
+}
