@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Clock, UsageAnalyticsStore } from '../domain/ports.js';
+import type { AgentRegistry, Clock, UsageAnalyticsStore } from '../domain/ports.js';
 import {
   buildDashboard,
   EFFICIENCY_TARGET,
@@ -12,7 +12,9 @@ import {
   TOP_EFFICIENCY,
   TOP_SUCCESS_RATE,
 } from '../metrics/dashboard.js';
+import { strategyReport } from '../metrics/selection.js';
 import { errorResponses } from './schemas.js';
+import { StrategyFiguresSchema } from './selection.routes.js';
 
 /** GET /v1/dashboard (DESIGN §9): loki-mode's Key Metrics Dashboard over a rolling window. */
 
@@ -55,6 +57,9 @@ const AxisSchema = z.object({
 
 const DashboardSchema = z.object({
   period: z.string().describe('rolling_<days>_days'),
+  selection: z
+    .array(StrategyFiguresSchema)
+    .describe('Agent selection strategies over the window, as GET /v1/analytics/selection reports them.'),
   window: z.object({
     from: z.string(),
     to: z.string(),
@@ -110,9 +115,9 @@ const pillarRules = Object.entries(PILLAR_TARGETS)
 
 export async function dashboardRoutes(
   app: FastifyInstance,
-  opts: { deps: { usage: UsageAnalyticsStore; clock: Clock } },
+  opts: { deps: { usage: UsageAnalyticsStore; agents: Pick<AgentRegistry, 'strategySums'>; clock: Clock } },
 ): Promise<void> {
-  const { usage, clock } = opts.deps;
+  const { usage, agents, clock } = opts.deps;
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.get(
@@ -124,7 +129,7 @@ export async function dashboardRoutes(
         summary: 'Key metrics over the last `days` days against the previous window of the same length',
         description:
           'Summary, quality pillars, trends (numbers and display strings), cost (real and simulated apart), cache ' +
-          'savings and the four evaluation axes with their coverage. top_performing_patterns: task type × model ' +
+          'savings, the selection strategies compared, and the four evaluation axes with their coverage. top_performing_patterns: task type × model ' +
           `groups of ≥ ${MIN_PATTERN_TASKS} tasks with success ≥ ${TOP_SUCCESS_RATE} and efficiency ≥ ${TOP_EFFICIENCY}. ` +
           `areas_for_improvement: task type × complexity groups (≥ ${MIN_PATTERN_TASKS} tasks) at ≥ ${SLOW_FACTOR}x ` +
           `their baseline time; task types with efficiency < ${EFFICIENCY_TARGET} or success < ${SUCCESS_TARGET}; ` +
@@ -140,14 +145,17 @@ export async function dashboardRoutes(
       // Half-open windows [from, to): `to` is just past now, so what ended this millisecond counts.
       const to = clock.now() + 1;
       const from = to - length;
-      const [current, previous] = await Promise.all([
+      const [current, previous, strategies] = await Promise.all([
         usage.dashboard(request.tenantId, { from, to }),
         usage.dashboard(request.tenantId, { from: from - length, to: from }),
+        // The selection strategies compared over the same window (strategySums' `to` is inclusive).
+        agents.strategySums(request.tenantId, { from, to: to - 1 }),
       ]);
       const iso = (ms: number) => new Date(ms).toISOString();
       return {
         ...buildDashboard(current, previous, days),
         window: { from: iso(from), to: iso(to), previous_from: iso(from - length) },
+        selection: strategyReport(strategies),
       };
     },
   );

@@ -8,7 +8,7 @@ import { errorResponses } from './schemas.js';
 
 /** Agent selection strategies compared (DESIGN §8): the seed's "A/B test new selection strategies". */
 
-const StrategyFiguresSchema = z.object({
+export const StrategyFiguresSchema = z.object({
   strategy: z.enum(SELECTION_STRATEGIES),
   runs: z.int().describe('Ended runs with a prompt that selected its agent with this strategy (each run once).'),
   meanAggregateReward: z.number().nullable().describe('Mean aggregate reward of those runs; null: none rewarded.'),

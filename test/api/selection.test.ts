@@ -188,5 +188,10 @@ describe('agent selection', () => {
     expect(other.json().strategies.map((s: { runs: number }) => s.runs)).toEqual([0, 0]);
     const future = await t.app.inject({ method: 'GET', url: '/v1/analytics/selection?from=2999-01-01T00:00:00Z' });
     expect(future.json().strategies[0]).toMatchObject({ runs: 0, meanAggregateReward: null, successRate: null });
+    // The dashboard shows the same comparison over its window (every run here is recent).
+    const all = (await t.app.inject({ method: 'GET', url: '/v1/analytics/selection' })).json();
+    const dashboard = (await t.app.inject({ method: 'GET', url: '/v1/dashboard?days=90' })).json();
+    expect(dashboard.selection).toEqual(all.strategies);
+    expect(dashboard.selection.map((x: { runs: number }) => x.runs)).toEqual([greedyRuns.length, thompsonRuns.length]);
   });
 });
