@@ -165,4 +165,33 @@ describe('web dashboard (browser)', () => {
     expect(pageErrors).toEqual([]);
     expect(dialogs).toEqual([]);
   });
+
+  it('with API_KEYS set, asks for a key on a 401 and sends it as a bearer token', async () => {
+    const KEY = 'browser-test-key-0123456789';
+    const keyed = await startServer({ dbPath: tmp.dbPath('keyed.db'), env: { API_KEYS: `acme:${KEY}` } });
+    const context = await browser.newContext();
+    const keyedPage = await context.newPage();
+    const authorizations: Array<string | undefined> = [];
+    await keyedPage.route('**/*', (route) => {
+      const url = new URL(route.request().url());
+      if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost') {
+        foreign.push(url.href);
+        return route.abort();
+      }
+      if (url.pathname.startsWith('/v1/')) authorizations.push(route.request().headers().authorization);
+      return route.continue();
+    });
+    await keyedPage.goto(`${keyed.url}/dashboard`);
+    await keyedPage.locator('#key-form').waitFor({ state: 'visible' });
+    expect(await keyedPage.locator('main .error').textContent()).toContain('Unauthorized');
+    await keyedPage.fill('#key-input', KEY);
+    await keyedPage.click('#key-form button[type="submit"]');
+    await keyedPage.locator('[data-figure="Tasks completed"]').waitFor();
+    expect(await keyedPage.locator('[data-figure="Tasks completed"]').textContent()).toBe('0');
+    expect(await keyedPage.locator('#key-form').isHidden()).toBe(true);
+    expect(authorizations[0]).toBeUndefined();
+    expect(authorizations.at(-1)).toBe(`Bearer ${KEY}`);
+    await context.close();
+    expect(foreign).toEqual([]);
+  });
 });
