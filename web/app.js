@@ -199,7 +199,7 @@ function lineChart(box, title, x, series, yValues) {
     ],
     axes: [
       {},
-      { scale: 'y', size: 70, ...(yValues ? { values: (_u, splits) => splits.map(yValues) } : {}) },
+      { scale: 'y', size: 84, ...(yValues ? { values: (_u, splits) => splits.map(yValues) } : {}) },
       ...(series.some((s) => s.scale === 'y2') ? [{ scale: 'y2', side: 1, grid: { show: false } }] : []),
     ],
   };
@@ -487,6 +487,7 @@ function waterfall(trace, onPick) {
         ['generation', '#2f6fdb'],
         ['cache hit', '#1a7f37'],
         ['guardrail', '#c9a227'],
+        ['error', '#c62828'],
         ['other', '#8aa4d6'],
       ].map(([name, color]) => {
         const swatch = el('i', {});
