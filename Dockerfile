@@ -23,6 +23,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY package.json tsconfig.json ./
 COPY migrations ./migrations
 COPY src ./src
+COPY web ./web
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME /data

@@ -9,6 +9,7 @@ import { registerBodyGuard } from './api/body-guard.js';
 import { cacheRoutes } from './api/cache.routes.js';
 import { corporaRoutes } from './api/corpora.routes.js';
 import { dashboardRoutes } from './api/dashboard.routes.js';
+import { dashboardPageRoutes } from './api/dashboard-page.routes.js';
 import { type ErrorSink, errorBody, registerErrorHandling } from './api/error-handler.js';
 import { eventRoutes } from './api/events.routes.js';
 import { healthRoutes } from './api/health.routes.js';
@@ -114,8 +115,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  // A browser pointed at the service lands on the API documentation; public like /docs.
-  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs', 302));
+  // A browser pointed at the service lands on the web dashboard (it links to /docs); public like /docs.
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/dashboard', 302));
+  await app.register(dashboardPageRoutes);
 
   await app.register(healthRoutes, { deps });
   await app.register(workflowRoutes, { deps });

@@ -54,10 +54,10 @@ describe('API keys', () => {
 });
 
 describe('GET /', () => {
-  it('redirects (302) to /docs without credentials, and is not in the OpenAPI document', async () => {
+  it('redirects (302) to /dashboard without credentials, and is not in the OpenAPI document', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/' });
     expect(res.statusCode).toBe(302);
-    expect(res.headers.location).toBe('/docs');
+    expect(res.headers.location).toBe('/dashboard');
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     expect(Object.keys(doc.paths)).not.toContain('/');
   });
