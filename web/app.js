@@ -546,8 +546,39 @@ async function workflowPage(id) {
     }
   });
 
+  // A critical workflow waits for a person (DESIGN §8): approve runs it, reject fails it with a reason.
+  const approveButton = el('button', { type: 'button', id: 'approve' }, 'Approve');
+  const rejectButton = el('button', { type: 'button', class: 'danger', id: 'reject' }, 'Reject');
+  const reasonInput = el('input', { type: 'text', id: 'reject-reason', placeholder: 'reason for rejecting' });
+  const decide = async (decision, body) => {
+    approveButton.disabled = true;
+    rejectButton.disabled = true;
+    try {
+      view = await api(`/v1/workflows/${encodeURIComponent(id)}/${decision}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      renderView();
+    } catch (err) {
+      header.append(el('div', { class: 'error' }, String(err.message)));
+    }
+  };
+  approveButton.addEventListener('click', () => decide('approve', {}));
+  rejectButton.addEventListener('click', () => {
+    const reason = reasonInput.value.trim();
+    if (reason === '') {
+      reasonInput.focus();
+      return;
+    }
+    decide('reject', { reason });
+  });
+
   const renderView = () => {
     cancelButton.disabled = TERMINAL.has(view.status) || view.cancelRequested;
+    const waiting = view.checkpoint?.state === 'pending' && !TERMINAL.has(view.status);
+    approveButton.disabled = !waiting;
+    rejectButton.disabled = !waiting;
     header.replaceChildren(
       ...[
         el('h1', {}, `${view.name} `, statusEl(view.status)),
@@ -556,6 +587,17 @@ async function workflowPage(id) {
           { class: 'toolbar' },
           cancelButton,
           view.cancelRequested ? el('span', { class: 'muted' }, 'cancellation requested') : null,
+          waiting ? el('span', { class: 'muted', id: 'checkpoint' }, 'waiting for approval (critical task)') : null,
+          waiting ? approveButton : null,
+          waiting ? reasonInput : null,
+          waiting ? rejectButton : null,
+          view.checkpoint && !waiting
+            ? el(
+                'span',
+                { class: 'muted' },
+                `checkpoint ${view.checkpoint.state}${view.checkpoint.reason ? `: ${view.checkpoint.reason}` : ''}`,
+              )
+            : null,
           el(
             'span',
             { class: 'muted' },
@@ -661,10 +703,11 @@ async function workflowPage(id) {
 
 // ---------- analytics ----------
 async function analyticsPage() {
-  const [tools, models, retrieval] = await Promise.all([
+  const [tools, models, retrieval, selection] = await Promise.all([
     api('/v1/analytics/tools'),
     api('/v1/analytics/models'),
     api('/v1/analytics/retrieval'),
+    api('/v1/analytics/selection'),
   ]);
   main.replaceChildren(
     el('h1', {}, 'Analytics'),
@@ -735,6 +778,18 @@ async function analyticsPage() {
         num(m.meanOutcomeReward),
         m.guardInterventions,
         num(m.gap),
+      ]),
+    ),
+    el('h2', {}, 'Agent selection strategies'),
+    table(
+      ['strategy', 'runs', 'mean aggregate reward', 'success rate', 'cost per success', 'simulated cost per success'],
+      (selection.strategies ?? []).map((x) => [
+        x.strategy,
+        x.runs,
+        num(x.meanAggregateReward),
+        pct(x.successRate),
+        usd(x.costPerSuccessUsd),
+        usd(x.simulatedCostPerSuccessUsd),
       ]),
     ),
   );

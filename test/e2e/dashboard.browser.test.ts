@@ -156,10 +156,28 @@ describe('web dashboard (browser)', () => {
     expect(await page.locator('#cancel').isDisabled()).toBe(true);
     await page.screenshot({ path: path.join(ARTIFACTS, 'cancelled.png'), fullPage: true });
 
+    // A critical workflow waits at its human checkpoint: approve it from the page and it runs.
+    const critical = await submit({
+      name: 'critical-change',
+      task: { type: 'migration', complexity: 'critical' },
+      agents: { dev: { model: 'sim/haiku' } },
+      root: { type: 'prompt', name: 'plan', agent: 'dev', user: 'Plan it.' },
+    });
+    await waitFor('the checkpoint', async () => {
+      const w = await getJson<{ checkpoint: { state: string } | null }>(`/v1/workflows/${critical.id}`);
+      return w.checkpoint?.state === 'pending';
+    });
+    await page.goto(`${server.url}/dashboard#/workflows/${critical.id}`);
+    await page.locator('#checkpoint').waitFor({ timeout: 10_000 });
+    await page.click('#approve');
+    expect((await ended(critical.id)).status).toBe('completed');
+
     // The analytics tables.
     await page.click('a[href="#/analytics"]');
     await page.locator('h1', { hasText: 'Analytics' }).waitFor();
     expect(await page.locator('table').first().textContent()).toContain('sim/haiku');
+    await page.locator('h2', { hasText: 'Agent selection strategies' }).waitFor();
+    expect(await page.locator('table').last().textContent()).toContain('thompson');
 
     expect(foreign).toEqual([]);
     expect(pageErrors).toEqual([]);
