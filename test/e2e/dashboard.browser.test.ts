@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 import {
   REPO_ROOT,
   type ServerProcess,
@@ -53,8 +54,10 @@ const ended = (id: string) =>
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
+  // First, so a fresh machine's one-time `apt-get install chromium` (minutes) is not raced by the server.
+  const executablePath = ensureChromium();
   server = await startServer({ dbPath: tmp.dbPath() });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
+  browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('pageerror', (err) => pageErrors.push(String(err)));
   page.on('dialog', (dialog) => {
@@ -67,7 +70,7 @@ beforeAll(async () => {
     foreign.push(route.request().url());
     return route.abort();
   });
-});
+}, 1_200_000);
 
 afterAll(async () => {
   await browser?.close();

@@ -1,0 +1,36 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+/**
+ * Debian's Chromium for the browser tests (the only browser these machines may have: no download
+ * of a test tool's own browser). A fresh machine lacks it until the project installs it, so the
+ * test installs the Debian package when it runs as root; otherwise it says what to run.
+ */
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+/** Flags that keep Chromium off the network it cannot reach here (it only talks to 127.0.0.1). */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export function ensureChromium(): string {
+  if (existsSync(CHROMIUM_PATH)) return CHROMIUM_PATH;
+  if (process.getuid?.() !== 0) {
+    throw new Error(`${CHROMIUM_PATH} is missing: run "apt-get install -y chromium" (the browser test needs it)`);
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env, timeout: 600_000 });
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], {
+    stdio: 'inherit',
+    env,
+    timeout: 900_000,
+  });
+  if (!existsSync(CHROMIUM_PATH)) throw new Error(`apt-get installed chromium but ${CHROMIUM_PATH} is still missing`);
+  return CHROMIUM_PATH;
+}
