@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_AGENTS_PER_TENANT, MAX_VERSIONS_PER_AGENT, type RegisteredAgent } from '../domain/agents.js';
-import { AGENT_ROLES, AgentConfigSchema, NameSchema } from '../domain/definition.js';
+import { AgentConfigSchema } from '../domain/definition.js';
+import { AGENT_ROLES, NameSchema } from '../domain/names.js';
 
 /** HTTP shapes of the agent registry (DESIGN §3, §11), camelCase like the workflow API. */
 

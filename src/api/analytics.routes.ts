@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ModelSpecSchema } from '../domain/definition.js';
+import { ModelSpecSchema } from '../domain/names.js';
 import type { EngagementStore } from '../domain/ports.js';
 import { engagementReport } from '../metrics/engagement.js';
 import { errorResponses } from './schemas.js';

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { COMPLEXITIES } from '../domain/definition.js';
 import { AppError, NotFoundError } from '../domain/errors.js';
 import { EfficiencyRecordSchema, FeedbackSchema, RewardRecordSchema } from '../domain/metrics.js';
 import type { Clock, MetricsStore, WorkflowStore } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
 import { isTerminal } from '../domain/status.js';
+import { COMPLEXITIES } from '../domain/task.js';
 import { efficiencyAggregate, rewardAverages } from '../metrics/aggregate.js';
 import { withFeedback } from '../metrics/rewards.js';
 import { asQueryError } from './error-handler.js';

@@ -1,16 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import {
-  AGENT_ROLES,
-  COMPLEXITIES,
-  NodeSchema,
-  promptNodesOf,
-  REVIEW_MODES,
-  TASK_SIGNALS,
-  TaskSchema,
-} from '../domain/definition.js';
+import { NodeSchema, promptNodesOf, REVIEW_MODES } from '../domain/definition.js';
+import { AGENT_ROLES } from '../domain/names.js';
 import type { ModelCatalog } from '../domain/ports.js';
+import { COMPLEXITIES, TASK_SIGNALS, TaskSchema } from '../domain/task.js';
 import { explainComplexity } from '../metrics/complexity.js';
 import { COMPLEXITY_ALLOCATIONS, tierFor } from '../routing/allocation.js';
 import { errorResponses } from './schemas.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { SELECTION_STRATEGIES } from '../domain/definition.js';
+import { SELECTION_STRATEGIES } from '../domain/agent-selection.js';
 import type { AgentRegistry } from '../domain/ports.js';
 import { strategyReport } from '../metrics/selection.js';
 import { errorResponses } from './schemas.js';

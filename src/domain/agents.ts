@@ -1,4 +1,7 @@
-import type { AgentConfig, AgentRole, Complexity, SelectionStrategy } from './definition.js';
+import type { SelectionStrategy } from './agent-selection.js';
+import type { AgentConfig } from './definition.js';
+import type { AgentRole } from './names.js';
+import type { Complexity } from './task.js';
 
 /**
  * The agent registry (DESIGN §3, §11): a tenant's named agent configs, versioned. Every version is

@@ -1,41 +1,15 @@
 import { z } from 'zod';
+import { AgentSelectionSchema, ResolvedAgentSchema } from './agent-selection.js';
 import { SimulateSchema } from './llm.js';
+import { AGENT_ROLES, MAX_STRING, ModelSpecSchema, NameSchema } from './names.js';
+import { RetrievalSchema } from './retrieval.js';
+import { TaskSchema } from './task.js';
 
 /**
  * Workflow definitions (DESIGN §3). Every object is strict: an unknown field is a 400, never
  * silently dropped. Cross-field rules (unique names, template references, limits) live in
  * `definition-rules.ts`; this file is the shape.
  */
-
-export const MAX_STRING = 100_000;
-
-/** Letters, digits, space, `_` and `-`: no control characters, tags, `..` or path characters. */
-export const NameSchema = z
-  .string()
-  .min(1)
-  .max(100)
-  .regex(/^[A-Za-z0-9_-](?:[A-Za-z0-9 _-]*[A-Za-z0-9_-])?$/, {
-    message: 'must be 1-100 letters, digits, spaces, "_" or "-", not starting or ending with a space',
-  });
-
-/**
- * `provider/model` (for example `sim/sonnet`, `anthropic/claude-sonnet-4-5`), a tier name, or
- * `auto`: the tier the allocation gives the agent's role at the task's complexity (DESIGN §8).
- */
-export const ModelSpecSchema = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^(?:auto|haiku|sonnet|opus|[a-z][a-z0-9-]*\/[A-Za-z0-9._:/-]+)$/, {
-    message: 'must be "<provider>/<model>" (sim, anthropic, openai), a tier (haiku, sonnet, opus) or "auto"',
-  });
-
-/** What an agent does in a workflow: `model: "auto"` and selection go by it (DESIGN §8). */
-export const AGENT_ROLES = ['planning', 'development', 'testing', 'review'] as const;
-export type AgentRole = (typeof AGENT_ROLES)[number];
-
-export const COMPLEXITIES = ['trivial', 'simple', 'moderate', 'complex', 'critical'] as const;
-export type Complexity = (typeof COMPLEXITIES)[number];
 
 const TemperatureSchema = z.number().min(0).max(2);
 const MaxTokensSchema = z.int().min(1).max(64_000);
@@ -70,92 +44,6 @@ export const PromptOverridesSchema = z.strictObject({
 });
 
 export const JsonSchemaObject = z.record(z.string(), z.unknown());
-
-/** DESIGN §10: an engagement guard refuses a `finalize` that comes too early, once per run. */
-export const RetrievalGuardSchema = z.union([
-  z.strictObject({
-    minCalls: z.int().min(1).max(50).describe('Retrievals expected before a finalize is accepted.'),
-  }),
-  z.strictObject({
-    auto: z
-      .literal(true)
-      .describe(
-        'Guard only models whose engagement on this task type is more than 30% below the reference model; ' +
-          'minCalls is then the reference mean, rounded.',
-      ),
-    reference: ModelSpecSchema.optional().describe(
-      'The model engagement is measured against (provider/model); default: the most engaged model on this task type.',
-    ),
-  }),
-]);
-
-export const RetrievalSchema = z.strictObject({
-  corpus: z.string().min(1).max(100).describe('Id or name of one of your corpora (POST /v1/corpora).'),
-  mode: z
-    .enum(['tools', 'json-actions'])
-    .optional()
-    .describe(
-      '`tools`: native tool calling with the `retrieve` tool; `json-actions`: the retrieve/finalize JSON contract ' +
-        'for models without tools. Default tools.',
-    ),
-  maxSteps: z.int().min(1).max(20).optional().describe('Model turns before a forced final answer; default 5.'),
-  maxChunks: z.int().min(1).max(50).optional().describe('Chunks one retrieval returns at most; default 8.'),
-  guard: RetrievalGuardSchema.optional(),
-});
-export type Retrieval = z.infer<typeof RetrievalSchema>;
-
-/** How agents are picked among candidates by past reward (DESIGN §8). */
-export const SELECTION_STRATEGIES = ['greedy', 'thompson'] as const;
-export type SelectionStrategy = (typeof SELECTION_STRATEGIES)[number];
-
-export const AgentSelectionSchema = z.strictObject({
-  select: z.strictObject({
-    role: z.enum(AGENT_ROLES).describe('The role the chosen agent plays.'),
-    candidates: z
-      .array(NameSchema)
-      .min(1)
-      .max(50)
-      .optional()
-      .describe('Agent names (of this definition or registered); default: every registered agent of the role.'),
-    strategy: z
-      .enum(SELECTION_STRATEGIES)
-      .optional()
-      .describe(
-        '`greedy` (default): the highest mean aggregate reward on past runs of the same task type and complexity ' +
-          '(0.5 without history); `thompson`: the highest sample from Beta(1 + Σr, 1 + Σ(1 − r)), rewards mapped to [0, 1].',
-      ),
-  }),
-});
-export type AgentSelection = z.infer<typeof AgentSelectionSchema>;
-
-/** One candidate's score when a prompt's agent was selected. */
-export const CandidateScoreSchema = z.strictObject({
-  agent: NameSchema,
-  version: z.int().min(1).nullable().describe('Registry version; null: an agent of the definition.'),
-  runs: z.int().min(0).describe('Past rewarded runs of the same task type and complexity.'),
-  meanReward: z.number().nullable().describe('Their mean aggregate reward; null without history.'),
-  score: z.number().describe('What the strategy ranked by: the mean (0.5 without history) or the Thompson sample.'),
-});
-
-/** Written by the service at submission (a request that sends it is refused): what the prompt runs with. */
-export const ResolvedAgentSchema = z.strictObject({
-  version: z
-    .int()
-    .min(1)
-    .optional()
-    .describe('Registry version of the agent the prompt runs with (absent: a definition agent).'),
-  selection: z
-    .strictObject({
-      role: z.enum(AGENT_ROLES),
-      strategy: z.enum(SELECTION_STRATEGIES),
-      candidates: z.array(CandidateScoreSchema),
-      taskType: z.string(),
-      complexity: z.enum(COMPLEXITIES),
-    })
-    .optional()
-    .describe("The selection that chose `agent`, with every candidate's score."),
-});
-export type ResolvedAgent = z.infer<typeof ResolvedAgentSchema>;
 
 export const PromptNodeSchema = z.strictObject({
   type: z.literal('prompt'),
@@ -414,39 +302,6 @@ export const NodeSchema = z.discriminatedUnion('type', [
   ChildWorkflowNodeSchema,
 ]);
 export type WorkflowNode = z.infer<typeof NodeSchema>;
-
-/** loki-mode's task signals (DESIGN §8); each has a complexity weight. */
-export const TASK_SIGNALS = [
-  'single_file',
-  'few_files',
-  'many_files',
-  'system_wide',
-  'typo_fix',
-  'bug_fix',
-  'feature',
-  'refactor',
-  'architecture',
-  'documentation',
-  'tests_only',
-  'frontend',
-  'backend',
-  'full_stack',
-  'infrastructure',
-  'security',
-] as const;
-export type TaskSignal = (typeof TASK_SIGNALS)[number];
-
-export const TaskSchema = z.strictObject({
-  type: z
-    .string()
-    .min(1)
-    .max(100)
-    .regex(/^[a-z0-9_-]+$/, { message: 'must be lowercase letters, digits, "_" or "-"' })
-    .describe('Task type (e.g. code_review): metrics and rewards are averaged per type.'),
-  complexity: z.enum(COMPLEXITIES).optional().describe('Overrides the complexity derived from signals or the tree.'),
-  signals: z.array(z.enum(TASK_SIGNALS)).max(16).optional(),
-});
-export type Task = z.infer<typeof TaskSchema>;
 
 export const WorkflowDefinitionSchema = z.strictObject({
   name: NameSchema,

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { COMPLEXITIES, NODE_TYPES, REVIEW_MODES } from './definition.js';
+import { NODE_TYPES, REVIEW_MODES } from './definition.js';
 import { ErrorInfoSchema } from './errors.js';
 import { CHECKPOINT_STATES } from './records.js';
 import { REVIEW_DECISIONS, ReviewerVerdictSchema } from './review.js';
 import { STATUSES } from './status.js';
+import { COMPLEXITIES } from './task.js';
 
 /**
  * Workflow events (DESIGN §9): groundswell's names, persisted with a per-workflow monotonic `seq`

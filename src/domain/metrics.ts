@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { COMPLEXITIES } from './definition.js';
+import { COMPLEXITIES } from './task.js';
 
 /**
  * Efficiency records, rewards and feedback (DESIGN §9; loki-mode's tool-orchestration reference).

@@ -1,6 +1,6 @@
 import type { AgentRewardSums, AgentUse, RegisteredAgent, SelectionFilter, StrategySums } from './agents.js';
 import type { AddDocumentsResult, ChunkHit, CorpusRecord, NewCorpus, NewDocument } from './corpus.js';
-import type { AgentConfig, AgentRole, Complexity, WorkflowDefinition } from './definition.js';
+import type { AgentConfig, WorkflowDefinition } from './definition.js';
 import type { WorkflowEvent } from './events.js';
 import type { LlmRequest, LlmResponse, TokenUsage } from './llm.js';
 import type {
@@ -11,10 +11,12 @@ import type {
   RewardRecord,
   RewardSums,
 } from './metrics.js';
+import type { AgentRole } from './names.js';
 import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from './records.js';
 import type { ReflectionEntry } from './reflection.js';
 import type { GenerationUsage, SpanWrite, TraceFilter, TraceRecord, TraceSummary } from './spans.js';
 import type { Status } from './status.js';
+import type { Complexity } from './task.js';
 import type { EngagementFilter, EngagementSums, RetrievalRunRecord, ToolCallRecord } from './tool-analytics.js';
 import type { DashboardSums, ModelSums, ToolCallSums, UsageWindow } from './usage-analytics.js';
 

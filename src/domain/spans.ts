@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type ResolvedAgent, ResolvedAgentSchema } from './definition.js';
+import { type ResolvedAgent, ResolvedAgentSchema } from './agent-selection.js';
 import type { ErrorInfo } from './errors.js';
 
 /**

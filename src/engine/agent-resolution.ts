@@ -1,7 +1,7 @@
+import type { AgentSelection } from '../domain/agent-selection.js';
 import type { AgentUse, RegisteredAgent } from '../domain/agents.js';
 import {
   type AgentConfig,
-  type AgentSelection,
   agentNamed,
   mapPrompts,
   type PromptNode,

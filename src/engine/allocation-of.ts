@@ -1,4 +1,5 @@
-import { type Complexity, promptNodesOf, type WorkflowDefinition } from '../domain/definition.js';
+import { promptNodesOf, type WorkflowDefinition } from '../domain/definition.js';
+import type { Complexity } from '../domain/task.js';
 import { explainComplexity } from '../metrics/complexity.js';
 import { type Allocation, COMPLEXITY_ALLOCATIONS } from '../routing/allocation.js';
 

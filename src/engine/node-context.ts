@@ -2,7 +2,6 @@ import type {
   AgentConfig,
   ChildDefinition,
   ChildWorkflowNode,
-  Complexity,
   PromptNode,
   ReviewNode,
   WorkflowDefinition,
@@ -15,6 +14,7 @@ import type { ChildLauncher, Clock, NewWorkflow, ResolvedModel } from '../domain
 import type { NodePatch, NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionLevel, ReflectionResolution } from '../domain/reflection.js';
 import type { SpanFieldsByType, SpanStatus, SpanType } from '../domain/spans.js';
+import type { Complexity } from '../domain/task.js';
 import type { EngagementFilter, EngagementSums, RetrievalRunRecord } from '../domain/tool-analytics.js';
 import type { Allocation } from '../routing/allocation.js';
 import type { RetrievedChunk } from '../tools/tool.js';

@@ -1,7 +1,6 @@
 import {
   type AgentConfig,
   agentNamed,
-  type Complexity,
   DEFAULTS,
   type PromptNode,
   type WorkflowDefinition,
@@ -12,6 +11,7 @@ import type { EfficiencyRecord } from '../domain/metrics.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
 import type { Status } from '../domain/status.js';
+import type { Complexity } from '../domain/task.js';
 import { metricsChanges, withPending } from '../metrics/final.js';
 import type { Allocation } from '../routing/allocation.js';
 import { routingOf } from './allocation-of.js';

@@ -1,4 +1,4 @@
-import type { Complexity, Task, TaskSignal } from '../domain/definition.js';
+import type { Complexity, Task, TaskSignal } from '../domain/task.js';
 
 /**
  * Task complexity (DESIGN §8, loki-mode's `classify_task_complexity`): the declared complexity,

@@ -1,4 +1,4 @@
-import type { Complexity } from '../domain/definition.js';
+import type { Complexity } from '../domain/task.js';
 import type { DashboardSums, SumCount } from '../domain/usage-analytics.js';
 import { EFFICIENCY_BASELINES } from './efficiency.js';
 import { round } from './run-facts.js';

@@ -1,4 +1,4 @@
-import { type Complexity, NODE_KINDS } from '../domain/definition.js';
+import { NODE_KINDS } from '../domain/definition.js';
 import {
   EFFICIENCY_FACTORS,
   type EfficiencyFactor,
@@ -6,6 +6,7 @@ import {
   type Outcome,
   type RetryReason,
 } from '../domain/metrics.js';
+import type { Complexity } from '../domain/task.js';
 import { classifyComplexity } from './complexity.js';
 import { decideOutcome, type ReviewVerdict, verdictOf } from './outcome.js';
 import { collectFacts, type RunFacts, type RunInput, round } from './run-facts.js';

@@ -1,5 +1,5 @@
+import { SELECTION_STRATEGIES, type SelectionStrategy } from '../domain/agent-selection.js';
 import type { AgentRewardSums, StrategySums } from '../domain/agents.js';
-import { SELECTION_STRATEGIES, type SelectionStrategy } from '../domain/definition.js';
 import type { RandomSource } from '../domain/ports.js';
 
 /**

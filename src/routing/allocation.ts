@@ -1,4 +1,6 @@
-import type { AgentRole, Complexity, ReviewMode } from '../domain/definition.js';
+import type { ReviewMode } from '../domain/definition.js';
+import type { AgentRole } from '../domain/names.js';
+import type { Complexity } from '../domain/task.js';
 
 /**
  * Agent allocation by complexity (DESIGN §8, loki-mode's `complexity_allocations`): how many

@@ -6,8 +6,9 @@ import {
   type RegisteredAgent,
   type StrategySums,
 } from '../domain/agents.js';
-import { type AgentConfig, AgentConfigSchema, type AgentRole } from '../domain/definition.js';
+import { type AgentConfig, AgentConfigSchema } from '../domain/definition.js';
 import { AppError } from '../domain/errors.js';
+import type { AgentRole } from '../domain/names.js';
 import type { AgentRegistry, Page } from '../domain/ports.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COMPLEXITIES } from '../../src/domain/definition.js';
+import { COMPLEXITIES } from '../../src/domain/task.js';
 import { allEvents, waitForEvent } from '../helpers/api-fixtures.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { headersTimeoutMs, loadConfig } from '../../src/config.js';
-import { ModelSpecSchema } from '../../src/domain/definition.js';
+import { ModelSpecSchema } from '../../src/domain/names.js';
 
 describe('HEADERS_TIMEOUT_MS', () => {
   it('defaults to 20 s, or REQUEST_TIMEOUT_MS when that is shorter', () => {

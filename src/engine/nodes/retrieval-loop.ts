@@ -1,7 +1,8 @@
-import { agentNameOf, DEFAULTS, type PromptNode, type Retrieval } from '../../domain/definition.js';
+import { agentNameOf, DEFAULTS, type PromptNode } from '../../domain/definition.js';
 import { AppError } from '../../domain/errors.js';
 import { type LlmMessage, responseText, type ToolResultBlock, type ToolUseBlock } from '../../domain/llm.js';
 import { redactSecrets } from '../../domain/redact.js';
+import type { Retrieval } from '../../domain/retrieval.js';
 import type { GuardKind, HaltReason, RetrievalMode } from '../../domain/tool-analytics.js';
 import { autoGuard } from '../../metrics/engagement.js';
 import { retrievalRelevant } from '../../metrics/retrieval-relevance.js';

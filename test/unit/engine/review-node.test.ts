@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { COMPLEXITIES } from '../../../src/domain/definition.js';
 import type { LlmRequest } from '../../../src/domain/llm.js';
+import { COMPLEXITIES } from '../../../src/domain/task.js';
 import { COMPLEXITY_ALLOCATIONS, reviewPanel } from '../../../src/routing/allocation.js';
 import { useEngineHarness } from '../../helpers/engine-harness.js';
 

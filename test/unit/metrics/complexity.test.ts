@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskSignal } from '../../../src/domain/definition.js';
+import type { TaskSignal } from '../../../src/domain/task.js';
 import {
   classifyComplexity,
   complexityFromScore,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COMPLEXITIES, type Complexity } from '../../../src/domain/definition.js';
+import { COMPLEXITIES, type Complexity } from '../../../src/domain/task.js';
 import { EFFICIENCY_BASELINES, efficiencyScore } from '../../../src/metrics/efficiency.js';
 
 /** 0.5·min(1, T/max(t,1)) + 0.3·min(1, A/max(a,1)) + 0.2·clamp01(1 − r/(R+3)) */

@@ -1,9 +1,10 @@
-import type { AgentConfig, Task, WorkflowNode } from '../../../src/domain/definition.js';
+import type { AgentConfig, WorkflowNode } from '../../../src/domain/definition.js';
 import type { ErrorInfo } from '../../../src/domain/errors.js';
 import type { EventType, WorkflowEvent } from '../../../src/domain/events.js';
 import type { NodeRecord, WorkflowRecord } from '../../../src/domain/records.js';
 import type { ReflectionEntry } from '../../../src/domain/reflection.js';
 import type { Status } from '../../../src/domain/status.js';
+import type { Task } from '../../../src/domain/task.js';
 import type { SummarizeInput } from '../../../src/metrics/efficiency.js';
 import { fixtureEvent } from '../../helpers/events.js';
 

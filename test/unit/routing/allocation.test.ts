@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COMPLEXITIES } from '../../../src/domain/definition.js';
+import { COMPLEXITIES } from '../../../src/domain/task.js';
 import { COMPLEXITY_ALLOCATIONS, reviewPanel, tierFor } from '../../../src/routing/allocation.js';
 
 describe('allocation by complexity (the loki-mode table)', () => {

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Complexity } from '../../../src/domain/definition.js';
 import type { EfficiencyRecord, RewardRecord } from '../../../src/domain/metrics.js';
 import type { MetricsStore } from '../../../src/domain/ports.js';
+import type { Complexity } from '../../../src/domain/task.js';
 import { summarizeRun } from '../../../src/metrics/efficiency.js';
 import { rewardFor, withFeedback } from '../../../src/metrics/rewards.js';
 import { createSqliteMetricsStore } from '../../../src/store/metrics.repo.js';
