@@ -14,7 +14,7 @@ import type { Status } from '../domain/status.js';
 import type { Complexity } from '../domain/task.js';
 import { metricsChanges, withPending } from '../metrics/final.js';
 import type { Allocation } from '../routing/allocation.js';
-import { routingOf } from './allocation-of.js';
+import { agentSlots, routingOf } from './allocation-of.js';
 import { createChildLauncher } from './child-launcher.js';
 import { RunDeadlines } from './deadline.js';
 import { RunJournal } from './journal.js';
@@ -22,7 +22,6 @@ import { RunModelGateway } from './model-gateway.js';
 import type { AgentSlots, Limits, NodeAttempt, NodeContext, RunView } from './node-context.js';
 import { handlerOf } from './nodes/table.js';
 import { ReflectionLedger } from './reflection-ledger.js';
-import { createSemaphore } from './semaphore.js';
 import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
 import { SpawnedChildren } from './spawned-children.js';
 import { MISSING, type TemplateScope } from './templates.js';
@@ -353,20 +352,4 @@ export class Run implements RunView {
     if (!(err instanceof AppError)) this.services.onError(err, { workflowId: this.workflow.id });
     return toErrorInfo(err);
   }
-}
-
-/** `max_agents` of a routed workflow's allocation: how many of its agents may work at once. */
-function agentSlots(allocation: Allocation | null): AgentSlots {
-  if (!allocation) return { run: (_signal, work) => work() };
-  const slots = createSemaphore(allocation.max_agents);
-  return {
-    async run(signal, work) {
-      await slots.acquire(signal);
-      try {
-        return await work();
-      } finally {
-        slots.release();
-      }
-    },
-  };
 }
