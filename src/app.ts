@@ -1,6 +1,6 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import fastify, { type FastifyBaseLogger, type FastifyInstance, LogController, type RouteOptions } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { agentRoutes } from './api/agents.routes.js';
 import { analyticsRoutes } from './api/analytics.routes.js';
@@ -36,8 +36,16 @@ function pathOf(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
+export interface BuildAppOptions {
+  /**
+   * Sees every route as it is added (fastify's onRoute hook, registered before any route): the
+   * reliability suites enumerate the app's real routes with it instead of a hand-kept list.
+   */
+  onRoute?: (route: RouteOptions) => void;
+}
+
 /** The fastify instance with every route module registered explicitly (DESIGN §1). */
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config } = deps;
   const headersTimeout = headersTimeoutMs(config);
   const app = fastify({
@@ -64,6 +72,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     // Fastify's two lines per request are replaced by the single onResponse line below.
     logController: new LogController({ disableRequestLogging: true }),
   });
+
+  const { onRoute } = options;
+  if (onRoute) app.addHook('onRoute', (route) => onRoute(route));
 
   registerJsonBodyParser(app);
   app.setValidatorCompiler(validatorCompiler);

@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * `npm run test:soak`: the long variants of the reliability suites (BATON_SOAK=1 raises their
+ * counts, test/reliability/scale.ts) and the load soak, one file at a time so they do not compete.
+ */
+export default defineConfig({
+  test: {
+    environment: 'node',
+    pool: 'forks',
+    fileParallelism: false,
+    include: ['test/reliability/crash-cycles.test.ts', 'test/soak/**/*.soak.ts'],
+    testTimeout: 60 * 60_000,
+    hookTimeout: 120_000,
+  },
+});
