@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { cacheKey, type EffectiveRequest, schemaHash } from '../src/cache/cache-key.js';
-import { canonicalJson } from '../src/cache/canonical-json.js';
+import { canonicalJson } from '../src/domain/canonical-json.js';
 import { createResponseCache } from '../src/cache/response-cache.js';
 import type { CachedResponse } from '../src/domain/cache.js';
 import { systemClock } from '../src/inproc/clock.js';

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
+import { canonicalJson } from '../domain/canonical-json.js';
 import { WorkflowDefinitionSchema } from '../domain/definition.js';
 import { AppError, NotFoundError } from '../domain/errors.js';
 import type { WorkflowStore } from '../domain/ports.js';
@@ -125,7 +126,9 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
       const idempotency =
         key === undefined
           ? undefined
-          : { key, bodyHash: createHash('sha256').update(JSON.stringify(request.body)).digest('hex') };
+          : // Canonical JSON: a retry that re-serialises the same body with its keys in another order
+            // is the same request, not a reuse of the key.
+            { key, bodyHash: createHash('sha256').update(canonicalJson(request.body)).digest('hex') };
       const result = await deps.executor.submit(request.tenantId, request.body, idempotency);
       switch (result.kind) {
         case 'created':

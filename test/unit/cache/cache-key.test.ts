@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cacheKey, type EffectiveRequest, effectiveRequest, schemaHash } from '../../../src/cache/cache-key.js';
-import { canonicalJson } from '../../../src/cache/canonical-json.js';
+import { canonicalJson } from '../../../src/domain/canonical-json.js';
 import type { LlmRequest, ToolDefinition } from '../../../src/domain/llm.js';
 
 function define(target: Record<string, unknown>, key: string, value: unknown): void {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../../src/cache/canonical-json.js';
+import { canonicalJson } from '../../../src/domain/canonical-json.js';
 
 /** The same value with every object's keys re-inserted in a shuffled order (arrays keep theirs). */
 function shuffledKeys(value: unknown, rand: () => number): unknown {
