@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allEvents, type Json, type NodeJson } from '../helpers/api-fixtures.js';
@@ -471,6 +473,22 @@ async function readAll(
   return answers;
 }
 
+/** A GET over a real socket with the path exactly as given. */
+function rawGet(port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, method: 'GET' }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 function leaked(body: string, seeded: Seeded): string[] {
   return seeded.markers.filter((marker) => body.includes(marker));
 }
@@ -521,6 +539,50 @@ describe('authentication', () => {
     expect(routes.length).toBeGreaterThan(30);
   });
 
+  it('never serves a protected route without a key under another spelling of its URL (real socket)', async () => {
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = t.app.server.address() as AddressInfo;
+    const list = await tools();
+    let probes = 0;
+    for (const route of protectedRoutes().filter((r) => r.method === 'GET')) {
+      const [url] = urlsOf(route, alpha, list, true) as [string];
+      const rest = url.slice('/v1/'.length);
+      // Sent byte for byte (inject would normalise some of them): the router and the auth hook must agree.
+      const spellings = [
+        `${url}/`,
+        `/v1//${rest}`,
+        `/%76%31/${rest}`,
+        `/./v1/${rest}`,
+        `/docs/..${url}`,
+        `/dashboard/..${url}`,
+        `/healthz/..${url}`,
+        `/docs/static/../..${url}`,
+        `/docs/static/${encodeURIComponent(`../..${url}`)}`,
+      ];
+      for (const spelling of spellings) {
+        const res = await rawGet(port, spelling);
+        expect(res.status === 401 || res.status >= 403, `GET ${spelling} without a key → ${res.status}`).toBe(true);
+        expect(
+          leaked(res.body, alpha).filter((m) => !spelling.includes(m)),
+          spelling,
+        ).toEqual([]);
+        probes++;
+      }
+    }
+    // The public static route does not serve files outside its folder either.
+    for (const spelling of [
+      '/docs/static/../../package.json',
+      '/docs/static/..%2F..%2F..%2Fpackage.json',
+      '/docs/static/%2e%2e/%2e%2e/%2e%2e/package.json',
+    ]) {
+      const res = await rawGet(port, spelling);
+      expect(res.status, spelling).toBeGreaterThanOrEqual(400);
+      expect(res.body, spelling).not.toContain('"name": "baton"');
+      probes++;
+    }
+    figures.urlSpellingProbes = probes;
+  });
+
   it('answers every public route without a key', async () => {
     for (const entry of PUBLIC_ROUTES) {
       const url = entry.sample ?? entry.url;
@@ -548,6 +610,8 @@ describe("another tenant's objects", () => {
         }
       }
     }
+    // Not vacuous: A reads every one of these objects (409: metrics of the workflow still waiting).
+    for (const [request, answer] of alphaBefore) expect([200, 409], `${request} as A`).toContain(answer.status);
     const covered = new Set<string>();
     /** Probes that were not a 404, by route and status: a count and the first of them. */
     const wrong = new Map<string, { count: number; first: string }>();
@@ -679,39 +743,77 @@ describe('names and references across tenants', () => {
     }
   });
 
-  it("refuses B a workflow on A's corpus or A's agent exactly like one that names nothing", async () => {
-    const retrieval = (corpus: string) => ({
-      name: 'borrow-corpus',
-      agents: { r: { model: 'sim/haiku' } },
-      root: { type: 'prompt', name: 'q', agent: 'r', user: 'Q?', retrieval: { corpus, mode: 'json-actions' } },
-    });
-    const agent = (name: string) => ({
-      name: 'borrow-agent',
-      root: { type: 'prompt', name: 'q', agent: name, user: 'Q?' },
-    });
-    // B registered agents of A's names above: probe with a name only A has.
+  it("treats A's corpus, agents, cache keys and nodes named in B's requests exactly like names of nothing", async () => {
+    // B registered agents of A's names above: these probes use a name only A has.
     const onlyA = `${alpha.tag}-only-agent`;
     await expectStatus(
-      await call('a', 'POST', '/v1/agents', { name: onlyA, config: { model: 'sim/haiku' } }),
+      await call('a', 'POST', '/v1/agents', { name: onlyA, config: { model: 'sim/haiku', role: 'review' } }),
       201,
       'agent',
     );
-    const cases: Array<[Json, Json, string, string]> = [
-      [
-        retrieval(alpha.corpora[0] as string),
-        retrieval('cp_0000000000000000nowhere'),
-        alpha.corpora[0] as string,
-        'cp_0000000000000000nowhere',
-      ],
-      [agent(onlyA), agent('nowhere-agent'), onlyA, 'nowhere-agent'],
+    const prompt = (extra: Json) => ({
+      name: 'borrow',
+      agents: { r: { model: 'sim/haiku' } },
+      root: { type: 'prompt', name: 'q', agent: 'r', user: 'Q?', ...extra },
+    });
+    const nodeTool = (tool: string) => `/v1/workflows/${bravo.workflows[0]}/nodes/${bravo.nodes[0]}/tools/${tool}`;
+    const cases: Array<{ what: string; url: string; body: (value: string) => Json; value: string; nowhere: string }> = [
+      {
+        what: "a retrieval over A's corpus (id)",
+        url: '/v1/workflows',
+        body: (corpus) => prompt({ retrieval: { corpus, mode: 'json-actions' } }),
+        value: alpha.corpora[0] as string,
+        nowhere: 'cp_0000000000000000nowhere',
+      },
+      {
+        what: "a retrieval over A's corpus (name)",
+        url: '/v1/workflows',
+        body: (corpus) => prompt({ retrieval: { corpus, mode: 'json-actions' } }),
+        value: `${alpha.tag}-kb-only`,
+        nowhere: 'nowhere-kb-only',
+      },
+      {
+        what: "a prompt naming A's registered agent",
+        url: '/v1/workflows',
+        body: (agent) => ({ name: 'borrow', root: { type: 'prompt', name: 'q', agent, user: 'Q?' } }),
+        value: onlyA,
+        nowhere: 'nowhere-agent',
+      },
+      {
+        what: "a selection among A's registered agents",
+        url: '/v1/workflows',
+        body: (agent) => ({
+          name: 'borrow',
+          root: { type: 'prompt', name: 'q', agent: { select: { role: 'review', candidates: [agent] } }, user: 'Q?' },
+        }),
+        value: onlyA,
+        nowhere: 'nowhere-agent',
+      },
+      {
+        what: "inspect_cache_status on B's node asking for A's cache key",
+        url: nodeTool('inspect_cache_status'),
+        body: (promptHash) => ({ promptHash }),
+        value: alpha.cacheKeys[0] as string,
+        nowhere: 'w:0000000000000000000000000000000000000000000000000000000000000000',
+      },
+      {
+        what: "inspect_prior_outputs on B's node asking for A's node",
+        url: nodeTool('inspect_prior_outputs'),
+        body: (nodeId) => ({ nodeId }),
+        value: alpha.nodes[0] as string,
+        nowhere: 'nd_0000000000000000nowhere',
+      },
     ];
-    for (const [withA, withNothing, value, nowhere] of cases) {
-      const a = await call('b', 'POST', '/v1/workflows', withA);
-      const n = await call('b', 'POST', '/v1/workflows', withNothing);
-      expect(a.statusCode, a.body).toBeGreaterThanOrEqual(400);
-      expect(a.statusCode, a.body).toBeLessThan(500);
-      expect(a.body.replaceAll(value, '?')).toBe(n.body.replaceAll(nowhere, '?'));
+    // A corpus name only A has (B made one of A's first name above).
+    await expectStatus(await call('a', 'POST', '/v1/corpora', { name: `${alpha.tag}-kb-only` }), 201, 'corpus');
+    for (const { what, url, body, value, nowhere } of cases) {
+      const withA = await call('b', 'POST', url, body(value));
+      const withNothing = await call('b', 'POST', url, body(nowhere));
+      expect(withA.statusCode, `${what}: ${withA.body}`).toBeLessThan(500);
+      expect(withA.body.replaceAll(value, '?'), what).toBe(withNothing.body.replaceAll(nowhere, '?'));
+      expect(withA.statusCode, what).toBe(withNothing.statusCode);
     }
+    figures.referenceProbes = cases.length;
   });
 });
 
