@@ -583,12 +583,18 @@ describe('authentication', () => {
     figures.urlSpellingProbes = probes;
   });
 
-  it('answers every public route without a key', async () => {
+  it("answers every public route without a key, and none of them shows a tenant's data", async () => {
+    // Ids and names only: the bare tags ("alpha") are ordinary words a script or stylesheet may hold.
+    const tenantData = [...alpha.markers, ...bravo.markers].filter((m) => m !== alpha.tag && m !== bravo.tag);
     for (const entry of PUBLIC_ROUTES) {
       const url = entry.sample ?? entry.url;
       const res = await call(undefined, entry.method, url);
       expect(res.statusCode, `${entry.method} ${url}`).toBeGreaterThanOrEqual(200);
       expect(res.statusCode, `${entry.method} ${url}`).toBeLessThan(400);
+      expect(
+        tenantData.filter((m) => res.body.includes(m)),
+        `${url} (public) shows tenant data`,
+      ).toEqual([]);
     }
     figures.publicRoutes = PUBLIC_ROUTES.length;
   });
