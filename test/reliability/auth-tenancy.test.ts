@@ -47,8 +47,7 @@ interface Seeded {
   corpora: string[];
   agents: string[];
   taskTypes: string[];
-  workflowNames: string[];
-  /** Every id and name above, document ids included. */
+  /** Every id and name above, workflow names and document ids included, and the tag itself. */
   markers: string[];
 }
 
@@ -113,7 +112,7 @@ async function call(
   });
 }
 
-async function expectStatus(res: LightMyRequestResponse, status: number, what: string): Promise<Json> {
+function expectStatus(res: LightMyRequestResponse, status: number, what: string): Json {
   expect(res.statusCode, `${what}: ${res.body}`).toBe(status);
   return res.json();
 }
@@ -131,11 +130,6 @@ async function waitForCheckpoint(tenant: Tenant, id: string): Promise<void> {
     if (Date.now() > deadline) throw new Error(`workflow ${id} did not reach its checkpoint`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-}
-
-function nodeIds(root: NodeJson | null): string[] {
-  if (!root) return [];
-  return [root.id, ...root.children.flatMap(nodeIds)];
 }
 
 async function seed(tag: string, tenant: Tenant): Promise<Seeded> {
@@ -239,6 +233,8 @@ async function seed(tag: string, tenant: Tenant): Promise<Seeded> {
     },
   });
   expect(reflected.status).toBe('completed');
+  const reflections = (await call(tenant, 'GET', `/v1/workflows/${reflected.id}/reflections`)).json();
+  expect(reflections.items, 'a reflection entry was written').toHaveLength(1);
 
   // Retrieval by two models, one retrieving half as often: an engagement gap (analytics, tool tiers).
   const retrievals: string[] = [];
@@ -287,7 +283,7 @@ async function seed(tag: string, tenant: Tenant): Promise<Seeded> {
   );
   // The main workflow's first prompt first: probes use the first value of each kind together.
   // A child's nodes show in its parent's tree too: each node once.
-  const nodes = [...new Set(views.flatMap((v) => nodeIds(v.tree as NodeJson)))];
+  const nodes = [...new Set(views.flatMap((v) => nodesOf(v).map((n) => n.id)))];
   const draft = nodesOf(main).find((n) => n.name === 'draft')?.id as string;
   nodes.splice(nodes.indexOf(draft), 1);
   nodes.unshift(draft);
@@ -296,8 +292,9 @@ async function seed(tag: string, tenant: Tenant): Promise<Seeded> {
   const cacheKeys = cache.entries.map((e) => e.key);
   expect(cacheKeys.length, 'cache entries were written').toBeGreaterThan(0);
 
-  const workflowNames = [`${tag}-main`, `${tag}-child`, `${tag}-critical`, `${tag}-reflect`, `${tag}-retrieval`];
-  markers.push(...workflows, ...traces, ...nodes, ...cacheKeys, corpus.id as string, corpusName, ...agents);
+  const workflowNames = views.map((v) => v.name as string);
+  markers.push(...workflows, ...workflowNames, ...traces, ...nodes, ...cacheKeys, corpus.id as string, corpusName);
+  markers.push(...agents);
   return {
     tag,
     workflows,
@@ -309,8 +306,7 @@ async function seed(tag: string, tenant: Tenant): Promise<Seeded> {
     corpora: [corpus.id as string, corpusName],
     agents,
     taskTypes: [taskType, researchType],
-    workflowNames,
-    markers,
+    markers: [...new Set(markers)],
   };
 }
 
