@@ -27,15 +27,17 @@ export function createToolExplorer(options: { store: WorkflowStore; cache: Respo
       toolName: string,
       input: unknown,
     ): Promise<ToolExploration> {
-      if (!tools.names().includes(toolName)) throw new NotFoundError(`tool ${toolName}`);
-      if (!tools.isReadOnly(toolName)) {
-        throw new AppError('FORBIDDEN', `tool "${toolName}" changes the workflow; only read-only tools run here`);
-      }
+      // The workflow and node first: another tenant's workflow is a 404 whatever the tool, never a
+      // 403 that answers for a workflow the caller cannot see.
       const workflow = await store.get(tenantId, workflowId);
       if (!workflow) throw new NotFoundError(`workflow ${workflowId}`);
       const nodes = new Map((await store.nodes(workflowId)).map((n) => [n.id, n]));
       const node = nodes.get(nodeId);
       if (!node) throw new NotFoundError(`node ${nodeId} of workflow ${workflowId}`);
+      if (!tools.names().includes(toolName)) throw new NotFoundError(`tool ${toolName}`);
+      if (!tools.isReadOnly(toolName)) {
+        throw new AppError('FORBIDDEN', `tool "${toolName}" changes the workflow; only read-only tools run here`);
+      }
       const invalid = tools.inputError(toolName, input);
       if (invalid !== undefined) throw new ValidationError(invalid, [{ path: 'body', message: invalid }]);
       const result = await tools.run(toolName, input, {
