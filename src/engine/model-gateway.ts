@@ -176,7 +176,9 @@ export class RunModelGateway implements ModelGateway {
     journal.emit(info.nodeId, { type: 'agentPromptStart', payload: { ...call, ...prompt } });
     journal.commitSoon();
     const started = clock.now();
-    const sentBefore = budget.sent;
+    // This call's own requests: the budget is shared with the run's concurrent calls (parallel
+    // branches), so the difference of two readings of it would count their requests too.
+    let requests = 0;
     let response: LlmResponse;
     try {
       response = await callWithRetry(
@@ -185,6 +187,7 @@ export class RunModelGateway implements ModelGateway {
           await services.llmSlots.acquire(signal, this.tenantId);
           try {
             budget.sent++;
+            requests++;
             return await model.client.complete(request, { signal });
           } finally {
             services.llmSlots.release();
@@ -219,7 +222,7 @@ export class RunModelGateway implements ModelGateway {
         payload: {
           ...call,
           duration: clock.now() - started,
-          requests: budget.sent - sentBefore,
+          requests,
           error: toErrorInfo(err),
         },
       });
@@ -232,7 +235,7 @@ export class RunModelGateway implements ModelGateway {
       payload: {
         ...call,
         duration: latencyMs,
-        requests: budget.sent - sentBefore,
+        requests,
         tokenUsage: response.usage,
         costUsd,
         stopReason: response.stopReason,
