@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { createLogger } from '../../src/logging/logger.js';
 import { allEvents, type EventJson } from '../helpers/api-fixtures.js';
 import { type TestApp, useAnthropicTestApp, useOpenAiTestApp, waitForStatus } from '../helpers/build-app.js';
 import { errorBody, type FakeReply, type FakeServer, textMessage, toolUseMessage } from '../helpers/fake-anthropic.js';
@@ -24,10 +25,19 @@ export interface FaultProvider {
   key: string;
   text(text: string): FakeReply;
   toolUse(name: string, input: unknown): FakeReply;
+  /** A tool call whose input is `json`, sent as text: inputs too deep for JSON.stringify to write. */
+  toolUseJson(name: string, json: string): FakeReply;
   /** An error answer in the provider's own envelope; its message quotes the key, as some servers do. */
   error(status: number, type: string, headers?: Record<string, string>): FakeReply;
   /** Clock times (manual clock, ms) at which the fake received each request of the current test. */
   readonly sentAt: number[];
+  /** Every line the app logged (at debug level), since it started. */
+  readonly logLines: string[];
+}
+
+/** A debug-level logger writing into `lines`: what an operator's log would hold. */
+function capturingLogger(lines: string[]) {
+  return createLogger({ level: 'debug', destination: { write: (line: string) => lines.push(line) } });
 }
 
 function env(key: string, keyVar: string): Record<string, string> {
@@ -46,11 +56,16 @@ export function useFaultProviders(): FaultProvider[] {
   const openaiKey = 'vllm-local-token-93c1f0e2a7b4d6';
   const anthropicClock = createManualClock();
   const openaiClock = createManualClock();
+  const anthropicLog: string[] = [];
+  const openaiLog: string[] = [];
   const anthropic = useAnthropicTestApp({
     env: env(anthropicKey, 'ANTHROPIC_API_KEY'),
-    overrides: { clock: anthropicClock },
+    overrides: { clock: anthropicClock, logger: capturingLogger(anthropicLog) },
   });
-  const openai = useOpenAiTestApp({ env: env(openaiKey, 'OPENAI_API_KEY'), overrides: { clock: openaiClock } });
+  const openai = useOpenAiTestApp({
+    env: env(openaiKey, 'OPENAI_API_KEY'),
+    overrides: { clock: openaiClock, logger: capturingLogger(openaiLog) },
+  });
   const providers: FaultProvider[] = [
     {
       name: 'anthropic',
@@ -60,12 +75,17 @@ export function useFaultProviders(): FaultProvider[] {
       key: anthropicKey,
       text: (text) => ({ body: textMessage(text) }),
       toolUse: (name, input) => ({ body: toolUseMessage(name, input as Record<string, unknown>) }),
+      toolUseJson: (name, json) => {
+        const message = { ...toolUseMessage(name, {}), model: 'claude-sonnet-5-5' };
+        return { raw: JSON.stringify(message).replace('"input":{}', `"input":${json}`) };
+      },
       error: (status, type, headers) => ({
         status,
         body: errorBody(type, `request refused for x-api-key ${anthropicKey}`),
         ...(headers ? { headers } : {}),
       }),
       sentAt: [],
+      logLines: anthropicLog,
     },
     {
       name: 'openai',
@@ -78,12 +98,14 @@ export function useFaultProviders(): FaultProvider[] {
         typeof input === 'string'
           ? { body: chatToolCall(name, {}, { rawArguments: input }) }
           : { body: chatToolCall(name, input as Record<string, unknown>) },
+      toolUseJson: (name, json) => ({ body: chatToolCall(name, {}, { rawArguments: json }) }),
       error: (status, type, headers) => ({
         status,
         body: chatError(type, `Incorrect API key provided: ${openaiKey}`),
         ...(headers ? { headers } : {}),
       }),
       sentAt: [],
+      logLines: openaiLog,
     },
   ];
   return providers;
@@ -172,7 +194,7 @@ export async function runThroughRetries(
 
 /**
  * What the service answers about a finished workflow, every read a client may make: each must be a
- * 200 (never a 5xx), and none may quote the provider key.
+ * 200 (never a 5xx), and none may quote the provider key — nor may any line the service logged.
  */
 export async function readEverything(p: FaultProvider, done: WorkflowJson): Promise<string> {
   const { app } = p.app.t;
@@ -195,6 +217,7 @@ export async function readEverything(p: FaultProvider, done: WorkflowJson): Prom
   }
   const all = bodies.join('\n');
   expect(all.includes(p.key), 'the provider key appears in an API answer').toBe(false);
+  expect(p.logLines.join('').includes(p.key), 'the provider key appears in a log line').toBe(false);
   return all;
 }
 
@@ -205,6 +228,12 @@ export async function expectNextWorkflowRuns(p: FaultProvider): Promise<void> {
   expect(done.status).toBe('completed');
   expect(done.output).toBe('next one');
   expect(p.app.fake.requests).toHaveLength(1);
+}
+
+/** `{"type": [[[…]]]}`: an object `depth` containers deep, as JSON text. */
+export function nestedJson(depth: number): string {
+  const arrays = depth - 1;
+  return `{"type": ${'['.repeat(arrays)}${']'.repeat(arrays)}}`;
 }
 
 export function reflectionEvents(events: readonly EventJson[]): EventJson[] {

@@ -6,6 +6,7 @@ import type { FakeReply } from '../helpers/fake-anthropic.js';
 import {
   expectNextWorkflowRuns,
   type FaultProvider,
+  nestedJson,
   promptDefinition,
   RETRY_ATTEMPTS,
   RETRY_BASE_DELAY_MS,
@@ -58,6 +59,13 @@ describe('transient faults: bounded transport retries, then a clear error code, 
       code: 'LLM_BAD_RESPONSE',
     },
     { fault: 'truncated body', reply: (p) => ({ ...p.text('cut short'), fault: 'truncate' }), code: 'LLM_CONNECTION' },
+    // Deeper than DEFAULTS.maxJsonDepth: whatever walks it next (the next request's body, storage)
+    // would overflow its stack. An answer nobody can use, like a garbled body.
+    {
+      fault: 'tool input nested 10 000 deep',
+      reply: (p) => p.toolUseJson('list_siblings_children', nestedJson(10_000)),
+      code: 'LLM_BAD_RESPONSE',
+    },
   ];
 
   it.each(matrix(rows))(
@@ -268,12 +276,20 @@ describe('hostile answers: a node error or a handled result, never a crash or a 
       input: { name: 'x' },
       told: 'not available',
     },
+    // As deep as an answer may be (DEFAULTS.maxJsonDepth): still an answer, the tool refuses it.
+    {
+      fault: 'tool input nested 64 deep',
+      tool: 'list_siblings_children',
+      input: nestedJson(64),
+      told: 'invalid input',
+    },
   ];
 
   it.each(matrix(toolRows))(
     '$p.name: $fault → a tool error handed back, then the answer',
     async ({ p, fault, tool, input, told }) => {
-      script(p, [p.toolUse(tool, input), p.text('answered after the tool error')]);
+      const call = fault.includes('nested') ? p.toolUseJson(tool, input as string) : p.toolUse(tool, input);
+      script(p, [call, p.text('answered after the tool error')]);
       const body = promptDefinition(p, {}, {}, { tools: ['list_siblings_children'] });
       const done = await waitForStatus(p.app.t.app, await submit(p, body));
       expect(done.status).toBe('completed');
