@@ -5,6 +5,7 @@ import type { ResolvedModel } from '../domain/ports.js';
 import { redactSecrets, redactValue } from '../domain/redact.js';
 import type { RunJournal } from './journal.js';
 import type { ModelAnswer, ModelCall, ModelGateway } from './node-context.js';
+import type { RequestBudget, RequestClaim } from './request-budget.js';
 import { type EngineServices, shuttingDownError } from './services.js';
 import { callWithRetry } from './transport-retry.js';
 
@@ -20,7 +21,7 @@ export class RunModelGateway implements ModelGateway {
     private readonly journal: RunJournal,
     private readonly services: EngineServices,
     private readonly tenantId: string,
-    private readonly budget: { sent: number; readonly limit: number },
+    private readonly budget: RequestBudget,
   ) {}
 
   resolve(spec: string | undefined): ResolvedModel {
@@ -118,14 +119,15 @@ export class RunModelGateway implements ModelGateway {
     return { response: cached.response, costUsd: 0, cacheKey: key, fromCache: true };
   }
 
-  private callProvider(
+  private async callProvider(
     model: ResolvedModel,
     request: LlmRequest,
     signal: AbortSignal,
     info: ModelCall,
     cacheKey: string | null,
   ): Promise<{ response: LlmResponse; costUsd: number; latencyMs: number }> {
-    this.checkBudget();
+    // Taken before anything is recorded: a call the budget refuses is not a call (no span, no event).
+    const first = this.budget.take();
     const span = {
       type: 'generation_span' as const,
       parentId: info.spanId,
@@ -141,18 +143,22 @@ export class RunModelGateway implements ModelGateway {
         ...(model.simulated ? { simulated: true } : {}),
       },
     };
-    return this.journal.withSpan(
-      span,
-      () => this.callAndReport(model, request, signal, info),
-      (result) => ({
-        fields: {
-          tokens_in: result.response.usage.inputTokens,
-          tokens_out: result.response.usage.outputTokens,
-          latency_ms: result.latencyMs,
-          cost_usd: result.costUsd,
-        },
-      }),
-    );
+    try {
+      return await this.journal.withSpan(
+        span,
+        () => this.callAndReport(model, request, signal, info, first),
+        (result) => ({
+          fields: {
+            tokens_in: result.response.usage.inputTokens,
+            tokens_out: result.response.usage.outputTokens,
+            latency_ms: result.latencyMs,
+            cost_usd: result.costUsd,
+          },
+        }),
+      );
+    } finally {
+      first.giveBack();
+    }
   }
 
   private async callAndReport(
@@ -160,6 +166,7 @@ export class RunModelGateway implements ModelGateway {
     request: LlmRequest,
     signal: AbortSignal,
     info: ModelCall,
+    first: RequestClaim,
   ): Promise<{ response: LlmResponse; costUsd: number; latencyMs: number }> {
     const { services, journal, budget } = this;
     const { clock } = services;
@@ -176,7 +183,11 @@ export class RunModelGateway implements ModelGateway {
     journal.emit(info.nodeId, { type: 'agentPromptStart', payload: { ...call, ...prompt } });
     journal.commitSoon();
     const started = clock.now();
-    const sentBefore = budget.sent;
+    // This call's own requests: the budget is shared with the run's concurrent calls (parallel
+    // branches), so the difference of two readings of it would count their requests too.
+    let requests = 0;
+    // The request the next attempt sends, taken from the budget before it waits for a slot.
+    let claim = first;
     let response: LlmResponse;
     try {
       response = await callWithRetry(
@@ -184,7 +195,8 @@ export class RunModelGateway implements ModelGateway {
           if (services.isStopping()) throw shuttingDownError();
           await services.llmSlots.acquire(signal, this.tenantId);
           try {
-            budget.sent++;
+            claim.send();
+            requests++;
             return await model.client.complete(request, { signal });
           } finally {
             services.llmSlots.release();
@@ -195,7 +207,9 @@ export class RunModelGateway implements ModelGateway {
           signal,
           clock,
           // A retry the request budget cannot pay for is not announced, and not sent.
-          beforeRetry: () => this.checkBudget(),
+          beforeRetry: () => {
+            claim = budget.take();
+          },
           onRetry: (notice) => {
             journal.emit(info.nodeId, {
               type: 'retry',
@@ -219,11 +233,14 @@ export class RunModelGateway implements ModelGateway {
         payload: {
           ...call,
           duration: clock.now() - started,
-          requests: budget.sent - sentBefore,
+          requests,
           error: toErrorInfo(err),
         },
       });
       throw err;
+    } finally {
+      // A retry's request taken but never sent (the call was cancelled during its wait).
+      claim.giveBack();
     }
     const costUsd = services.models.costUsd(model.id, response.usage);
     const latencyMs = clock.now() - started;
@@ -232,25 +249,13 @@ export class RunModelGateway implements ModelGateway {
       payload: {
         ...call,
         duration: latencyMs,
-        requests: budget.sent - sentBefore,
+        requests,
         tokenUsage: response.usage,
         costUsd,
         stopReason: response.stopReason,
       },
     });
     return { response, costUsd, latencyMs };
-  }
-
-  /**
-   * `limits.maxLlmCalls` bounds the provider requests a workflow sends, every attempt counted (DESIGN
-   * §9: a limit on money). A call it refuses is not a call: no span, no event, nothing counted.
-   */
-  private checkBudget(): void {
-    if (this.budget.sent < this.budget.limit) return;
-    throw new AppError(
-      'LLM_CALL_LIMIT_EXCEEDED',
-      `the workflow sent the ${this.budget.limit} provider requests its limit allows (options.limits.maxLlmCalls)`,
-    );
   }
 }
 

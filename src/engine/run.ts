@@ -22,6 +22,7 @@ import { RunModelGateway } from './model-gateway.js';
 import type { AgentSlots, Limits, NodeAttempt, NodeContext, RunView } from './node-context.js';
 import { handlerOf } from './nodes/table.js';
 import { ReflectionLedger } from './reflection-ledger.js';
+import { RequestBudget } from './request-budget.js';
 import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
 import { SpawnedChildren } from './spawned-children.js';
 import { MISSING, type TemplateScope } from './templates.js';
@@ -89,7 +90,7 @@ export class Run implements RunView {
     this.deadlines = new RunDeadlines(services.clock);
     this.journal = new RunJournal(workflow, start.lastSeq, services);
     this.reflections = new ReflectionLedger(this, this.journal, () => services.clock.now(), start.reflections);
-    const budget = { sent: start.requestsSent ?? 0, limit: this.limits.maxLlmCalls };
+    const budget = new RequestBudget(start.requestsSent ?? 0, this.limits.maxLlmCalls);
     const children = createChildLauncher(this, this.nodes, this.journal, services);
     this.spawned = new SpawnedChildren(children, this.controller.signal, services.onError);
     this.context = {

@@ -1,5 +1,7 @@
 import type { z } from 'zod';
+import { DEFAULTS } from '../domain/definition.js';
 import { ProviderError } from '../domain/errors.js';
+import { formatPath, tooDeepPath } from '../domain/json-depth.js';
 import type { ContentBlock } from '../domain/llm.js';
 import { redact } from './retry-after.js';
 
@@ -30,10 +32,20 @@ export function firstIssue(error: z.ZodError): string {
 
 /**
  * A turn with neither text nor a tool call gives the executor nothing to act on: with no
- * responseFormat it would complete the node with "" as if that were the answer. Treated as a bad
- * response, so the call is made again; the node fails with LLM_BAD_RESPONSE if it never improves.
+ * responseFormat it would complete the node with "" as if that were the answer. Nor does a tool call
+ * whose input is nested deeper than DEFAULTS.maxJsonDepth: the next request carries it back, and
+ * whatever walks it (that request's JSON.stringify, storage) overflows its stack. Both are bad
+ * responses, so the call is made again; the node fails with LLM_BAD_RESPONSE if it never improves.
  */
 export function requireContent(provider: string, content: readonly ContentBlock[], httpStatus?: number): void {
   const usable = content.some((block) => block.type === 'tool_use' || (block.type === 'text' && block.text !== ''));
   if (!usable) throw badResponse(provider, 'a message without text or tool calls', { httpStatus });
+  for (const block of content) {
+    if (block.type !== 'tool_use') continue;
+    const deep = tooDeepPath(block.input, DEFAULTS.maxJsonDepth, ['input']);
+    if (deep) {
+      const detail = `a ${block.name} call whose input is nested deeper than ${DEFAULTS.maxJsonDepth} levels (at ${formatPath(deep)})`;
+      throw badResponse(provider, detail, { httpStatus });
+    }
+  }
 }
