@@ -79,6 +79,12 @@ const ms = (v) =>
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
 const statusEl = (status) => el('span', { class: `status status-${status}`, 'data-status': status }, status);
 const asText = (value) => (typeof value === 'string' ? value : JSON.stringify(value, null, 2));
+/**
+ * A client's or a model's text inside a line of the page's own text: <bdi> isolates its direction,
+ * so a bidi override left open in it (U+202E…) cannot reverse the status or label beside it.
+ */
+const theirs = (text) => el('bdi', {}, text);
+const errorLine = (error) => el('div', { class: 'error' }, `${error.code}: `, theirs(error.message));
 
 function card(label, value, prev) {
   return el(
@@ -388,13 +394,15 @@ function treeList(node) {
     'li',
     {},
     statusEl(node.status),
-    ` ${node.name} `,
+    ' ',
+    theirs(node.name),
+    ' ',
     el(
       'span',
       { class: 'muted' },
       `(${node.type}, ${ms(node.durationMs)}${node.attempts > 1 ? `, ${node.attempts} attempts` : ''})`,
     ),
-    node.error ? el('div', { class: 'error' }, `${node.error.code}: ${node.error.message}`) : null,
+    node.error ? errorLine(node.error) : null,
     node.children.length ? el('ul', { class: 'tree' }, node.children.map(treeList)) : null,
   );
 }
@@ -581,7 +589,7 @@ async function workflowPage(id) {
     rejectButton.disabled = !waiting;
     header.replaceChildren(
       ...[
-        el('h1', {}, `${view.name} `, statusEl(view.status)),
+        el('h1', {}, theirs(view.name), ' ', statusEl(view.status)),
         el(
           'div',
           { class: 'toolbar' },
@@ -595,7 +603,8 @@ async function workflowPage(id) {
             ? el(
                 'span',
                 { class: 'muted' },
-                `checkpoint ${view.checkpoint.state}${view.checkpoint.reason ? `: ${view.checkpoint.reason}` : ''}`,
+                `checkpoint ${view.checkpoint.state}`,
+                view.checkpoint.reason ? [': ', theirs(view.checkpoint.reason)] : null,
               )
             : null,
           el(
@@ -604,7 +613,7 @@ async function workflowPage(id) {
             `${view.id} · trace ${view.traceId} · ${ms(view.totals.durationMs)} · ${view.totals.providerCalls} provider calls · ${view.totals.tokensIn}→${view.totals.tokensOut} tokens · ${usd(view.totals.costUsd)} real, ${usd(view.totals.simulatedCostUsd)} simulated`,
           ),
         ),
-        view.error ? el('div', { class: 'error' }, `${view.error.code}: ${view.error.message}`) : null,
+        view.error ? errorLine(view.error) : null,
       ].filter(Boolean),
     );
     treeBox.replaceChildren(

@@ -8,7 +8,7 @@
   const PAGE_TAGS = new Set(
     (
       'html head meta title link script body header strong nav a button form label input code span main div ' +
-      'h1 h2 h3 p table thead tbody tr th td ul li pre select option canvas i'
+      'h1 h2 h3 p table thead tbody tr th td ul li pre select option canvas i bdi'
     ).split(' '),
   );
   const URL_ATTRIBUTES = ['href', 'src', 'action', 'formaction', 'xlink:href', 'poster', 'data', 'srcdoc', 'ping'];
