@@ -151,14 +151,19 @@
   }
 
   /**
-   * A text of `minLength` characters or more must sit in a box that scrolls or clips it within one
-   * viewport's height: shown whole, it would stretch the page by thousands of screens.
+   * A long text (`scrollFrom` characters or more) must sit in a box that scrolls or clips it within
+   * one viewport's height: shown whole it would stretch the page by screens. And no text may be
+   * longer than `maxLength`: laying out a megabyte costs seconds however well it is contained.
    */
-  function bigTexts(minLength) {
+  function bigTexts({ scrollFrom, maxLength }) {
     const found = [];
     const shown = [];
     for (const node of textNodes()) {
-      if (node.data.length < minLength) continue;
+      const length = node.data.length;
+      if (length < scrollFrom) continue;
+      const where = describe(node.parentElement);
+      shown.push({ where, length });
+      if (length > maxLength) found.push(`${length} characters laid out in ${where} (at most ${maxLength})`);
       let box = null;
       for (let el = node.parentElement; el && el !== document.body; el = el.parentElement) {
         if (getComputedStyle(el).overflowY !== 'visible') {
@@ -166,11 +171,9 @@
           break;
         }
       }
-      const where = describe(node.parentElement);
-      shown.push({ where, length: node.data.length });
-      if (!box) found.push(`${node.data.length} characters in ${where}, in no scrolling box`);
+      if (!box) found.push(`${length} characters in ${where}, in no scrolling box`);
       else if (box.getBoundingClientRect().height > window.innerHeight)
-        found.push(`${node.data.length} characters in ${where}: its box ${describe(box)} is taller than the viewport`);
+        found.push(`${length} characters in ${where}: its box ${describe(box)} is taller than the viewport`);
     }
     return { found, shown };
   }
@@ -213,7 +216,7 @@
     reset() {
       longTasks = [];
     },
-    run({ pwnedPrefix, bigTextLength, expectText }) {
+    run({ pwnedPrefix, bigText, expectText }) {
       const text = document.body.textContent;
       const longestTaskMs = Math.round(Math.max(0, ...longTasks));
       return {
@@ -221,7 +224,7 @@
         injected: injected(),
         globals: pwnedGlobals(pwnedPrefix),
         layout: layout(),
-        big: bigTexts(bigTextLength),
+        big: bigTexts(bigText),
         reversed: reversedTexts(),
         // Shown as text: the page's text holds the payload's characters (parsed HTML would not).
         missingText: expectText.filter((expected) => !text.includes(expected)),
