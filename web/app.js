@@ -84,7 +84,22 @@ const asText = (value) => (typeof value === 'string' ? value : JSON.stringify(va
  * so a bidi override left open in it (U+202E…) cannot reverse the status or label beside it.
  */
 const theirs = (text) => el('bdi', {}, text);
-const errorLine = (error) => el('div', { class: 'error' }, `${error.code}: `, theirs(error.message));
+
+/**
+ * How much of one text the page lays out: outputs may be megabytes (MAX_NODE_OUTPUT_BYTES) and a
+ * provider's error or a tool's result as long, and laying out a megabyte freezes the page for
+ * seconds. A box (an output, a generation's input) shows BLOCK_CHARS, a line (an event, an error,
+ * a table cell) LINE_CHARS; the API has the rest.
+ */
+const BLOCK_CHARS = 100_000;
+const LINE_CHARS = 4_000;
+/** What is kept is isolated (theirs): an override left open where it was cut cannot reverse the note. */
+function clip(text, limit) {
+  if (text.length <= limit) return text;
+  const rest = (text.length - limit).toLocaleString('en');
+  return [theirs(text.slice(0, limit)), el('span', { class: 'clipped' }, ` … ${rest} more characters not shown`)];
+}
+const errorLine = (error) => el('div', { class: 'error' }, `${error.code}: `, theirs(clip(error.message, LINE_CHARS)));
 
 function card(label, value, prev) {
   return el(
@@ -118,7 +133,13 @@ function table(headers, rows) {
             el(
               'tr',
               {},
-              cells.map((c) => el('td', { class: typeof c === 'number' ? 'num' : '' }, c)),
+              cells.map((c) =>
+                el(
+                  'td',
+                  { class: typeof c === 'number' ? 'num' : '' },
+                  typeof c === 'string' ? clip(c, LINE_CHARS) : c,
+                ),
+              ),
             ),
           ),
     ),
@@ -286,7 +307,7 @@ async function summaryPage() {
       'ul',
       {},
       d.areas_for_improvement.length
-        ? d.areas_for_improvement.map((a) => el('li', {}, a))
+        ? d.areas_for_improvement.map((a) => el('li', {}, clip(a, LINE_CHARS)))
         : el('li', { class: 'muted' }, 'none'),
     ),
     el('h2', {}, 'Top performing patterns'),
@@ -294,7 +315,7 @@ async function summaryPage() {
       'ul',
       {},
       d.top_performing_patterns.length
-        ? d.top_performing_patterns.map((a) => el('li', {}, a))
+        ? d.top_performing_patterns.map((a) => el('li', {}, clip(a, LINE_CHARS)))
         : el('li', { class: 'muted' }, 'none'),
     ),
   );
@@ -456,7 +477,7 @@ function waterfall(trace, onPick) {
     const bar = el('div', {
       class: `span-bar t-${span.type}${span.cache_hit ? ' cache-hit' : ''} status-${span.status}`,
       'data-span-id': span.span_id,
-      title: `${spanLabel(span)}: ${ms(endOf(span) - s)}`,
+      title: `${spanLabel(span).slice(0, LINE_CHARS)}: ${ms(endOf(span) - s)}`,
     });
     bar.style.left = `${((s - start) / total) * 100}%`;
     bar.style.width = `${Math.max(0.2, ((endOf(span) - s) / total) * 100)}%`;
@@ -465,7 +486,7 @@ function waterfall(trace, onPick) {
       meta.push(`${span.tokens_in}→${span.tokens_out} tok`, `${usd(span.cost_usd)}${span.simulated ? ' sim' : ''}`);
       if (span.cache_hit) meta.push('cache hit');
     }
-    const label = el('div', { class: 'wf-label' }, spanLabel(span));
+    const label = el('div', { class: 'wf-label' }, clip(spanLabel(span), LINE_CHARS));
     label.style.paddingLeft = `${depth * 12}px`;
     const clickable = span.type === 'generation_span';
     const row = el(
@@ -620,7 +641,11 @@ async function workflowPage(id) {
       view.tree ? el('ul', { class: 'tree root' }, treeList(view.tree)) : el('p', { class: 'muted' }, 'no nodes yet'),
     );
     outputBox.replaceChildren(
-      el('pre', { id: 'output' }, view.output === undefined || view.output === null ? '—' : asText(view.output)),
+      el(
+        'pre',
+        { id: 'output' },
+        view.output === undefined || view.output === null ? '—' : clip(asText(view.output), BLOCK_CHARS),
+      ),
     );
   };
 
@@ -644,9 +669,13 @@ async function workflowPage(id) {
         `Generation ${span.model} · ${span.tokens_in}→${span.tokens_out} tokens · ${usd(span.cost_usd)}${span.cache_hit ? ' · cache hit' : ''}`,
       ),
       el('h3', {}, 'Input (the node’s prompts, from agentPromptStart events)'),
-      el('pre', { class: 'gen-input' }, inputs.length ? inputs.join('\n\n---\n\n') : '(not in the events read so far)'),
+      el(
+        'pre',
+        { class: 'gen-input' },
+        inputs.length ? clip(inputs.join('\n\n---\n\n'), BLOCK_CHARS) : '(not in the events read so far)',
+      ),
       el('h3', {}, 'Output (the cached response)'),
-      el('pre', { class: 'gen-output' }, output),
+      el('pre', { class: 'gen-output' }, clip(output, BLOCK_CHARS)),
     );
   };
 
@@ -686,7 +715,7 @@ async function workflowPage(id) {
         { class: 'event', 'data-type': event.type },
         el('span', { class: 'muted' }, `#${event.seq}`),
         el('strong', {}, event.type),
-        el('span', { class: 'payload' }, JSON.stringify(event.payload)),
+        el('span', { class: 'payload' }, clip(JSON.stringify(event.payload), LINE_CHARS)),
       ),
     );
     eventsBox.scrollTop = eventsBox.scrollHeight;
@@ -764,7 +793,7 @@ async function analyticsPage() {
     el(
       'ul',
       {},
-      (tools.insights ?? []).map((i) => el('li', {}, typeof i === 'string' ? i : JSON.stringify(i))),
+      (tools.insights ?? []).map((i) => el('li', {}, clip(typeof i === 'string' ? i : JSON.stringify(i), LINE_CHARS))),
     ),
     el('h2', {}, 'Retrieval'),
     table(
