@@ -315,7 +315,7 @@ async function summaryPage() {
       'ul',
       {},
       d.top_performing_patterns.length
-        ? d.top_performing_patterns.map((a) => el('li', {}, clip(a, LINE_CHARS)))
+        ? d.top_performing_patterns.map((a) => el('li', {}, theirs(clip(a, LINE_CHARS))))
         : el('li', { class: 'muted' }, 'none'),
     ),
   );
@@ -395,7 +395,7 @@ async function workflowsPage(params) {
       table(
         ['workflow', 'status', 'created', 'duration', 'id'],
         page.items.map((w) => [
-          el('a', { href: `#/workflows/${encodeURIComponent(w.id)}` }, w.name),
+          el('a', { href: `#/workflows/${encodeURIComponent(w.id)}` }, theirs(w.name)),
           statusEl(w.status),
           when(w.createdAt),
           ms(w.durationMs),
@@ -765,7 +765,7 @@ async function analyticsPage() {
         'task success',
       ],
       (models.models ?? []).map((m) => [
-        m.model,
+        theirs(m.model),
         m.calls,
         m.tokens_in,
         m.tokens_out,
@@ -782,18 +782,20 @@ async function analyticsPage() {
     table(
       ['tool', 'calls', 'success rate', 'avg latency', 'avg result quality', 'common patterns'],
       Object.entries(tools.by_tool ?? {}).map(([name, t]) => [
-        name,
+        theirs(clip(name, LINE_CHARS)),
         t.calls,
         pct(t.success_rate),
         ms(t.avg_latency_ms),
         num(t.avg_result_quality),
-        (t.common_patterns ?? []).join(', '),
+        theirs(clip((t.common_patterns ?? []).join(', '), LINE_CHARS)),
       ]),
     ),
     el(
       'ul',
       {},
-      (tools.insights ?? []).map((i) => el('li', {}, clip(typeof i === 'string' ? i : JSON.stringify(i), LINE_CHARS))),
+      (tools.insights ?? []).map((i) =>
+        el('li', {}, theirs(clip(typeof i === 'string' ? i : JSON.stringify(i), LINE_CHARS))),
+      ),
     ),
     el('h2', {}, 'Retrieval'),
     table(
@@ -808,7 +810,7 @@ async function analyticsPage() {
         'gap',
       ],
       (retrieval.models ?? []).map((m) => [
-        m.model,
+        theirs(m.model),
         m.runs,
         num(m.meanRetrievalCalls),
         num(m.meanSteps),
