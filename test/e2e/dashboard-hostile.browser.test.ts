@@ -97,13 +97,13 @@ function expectedOn(workflow: { id: string; name: string }): string[] {
 
 /**
  * A page that fails every check of the audit once: an injected image with a handler, an inline
- * script, a `javascript:` link, two payload globals, a box and a word wider than their parents, a
- * page wider than the viewport, an open RLO before the page's own text, and 120 000 characters in
- * a box that does not scroll.
+ * script that also keeps the main thread for 300 ms, a `javascript:` link, two payload globals, a
+ * box and a word wider than their parents, a page wider than the viewport, an open RLO before the
+ * page's own text, and 120 000 characters in a box that does not scroll.
  */
 const PROBE_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>probe</title></head><body>
 <img src="data:," onerror="window.${PWNED_PREFIX}probe_1=1" style="width:1px">
-<script>window.${PWNED_PREFIX}probe_2 = 1</script>
+<script>window.${PWNED_PREFIX}probe_2 = 1; for (const t = performance.now(); performance.now() - t < 300; );</script>
 <a href="javascript:void(0)">link</a>
 <div id="box-spill" style="width:100px"><div style="width:300px">box</div></div>
 <div id="text-spill" style="width:100px">${unbrokenWord(300)}</div>
@@ -379,6 +379,7 @@ describe('the dashboard under hostile strings (browser)', () => {
     ]);
     expect(report.reversed).toEqual([expect.stringMatching(/^"status completed" in .*span#after-override/)]);
     expect(report.missingText).toEqual(['absent-text']);
+    expect(report.longestTaskMs).toBeGreaterThanOrEqual(300);
   });
 
   it('the summary', async () => {
