@@ -19,9 +19,11 @@
 
   // Main-thread tasks over 50 ms since the last reset(): how long the page could not answer input.
   let longTasks = [];
-  new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) longTasks.push(entry.duration);
-  }).observe({ type: 'longtask', buffered: true });
+  const recordTasks = (entries) => {
+    for (const entry of entries) longTasks.push(entry.duration);
+  };
+  const tasks = new PerformanceObserver((list) => recordTasks(list.getEntries()));
+  tasks.observe({ type: 'longtask', buffered: true });
 
   /** A short CSS-like path, to name an element in a failure message. */
   function describe(node) {
@@ -214,10 +216,13 @@
   window.__dashboardAudit = {
     /** Called before a navigation: the longest task run() reports is then the view's own. */
     reset() {
+      tasks.takeRecords();
       longTasks = [];
     },
     run({ pwnedPrefix, bigText, expectText }) {
       const text = document.body.textContent;
+      // Entries the observer has queued but not yet delivered count too.
+      recordTasks(tasks.takeRecords());
       const longestTaskMs = Math.round(Math.max(0, ...longTasks));
       return {
         longestTaskMs,
