@@ -103,7 +103,13 @@ function expectedOn(workflow: { id: string; name: string }): string[] {
  */
 const PROBE_PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>probe</title></head><body>
 <img src="data:," onerror="window.${PWNED_PREFIX}probe_1=1" style="width:1px">
-<script>window.${PWNED_PREFIX}probe_2 = 1; for (const t = performance.now(); performance.now() - t < 300; );</script>
+<script>
+  window.${PWNED_PREFIX}probe_2 = 1;
+  setTimeout(() => {
+    for (const t = performance.now(); performance.now() - t < 300; );
+    window.probeBusyDone = true;
+  });
+</script>
 <a href="javascript:void(0)">link</a>
 <div id="box-spill" style="width:100px"><div style="width:300px">box</div></div>
 <div id="text-spill" style="width:100px">${unbrokenWord(300)}</div>
@@ -362,6 +368,7 @@ describe('the dashboard under hostile strings (browser)', () => {
     // Fulfilled here: the page never reaches the network (port 9 is closed anyway).
     await probe.route(url, (route) => route.fulfill({ contentType: 'text/html; charset=utf-8', body: PROBE_PAGE }));
     await probe.goto(url);
+    await probe.waitForFunction('window.probeBusyDone === true');
     const report = await runAudit(probe, ['present', 'absent-text']);
     await probe.close();
     const joined = (list: string[]) => list.join('\n');
