@@ -56,10 +56,12 @@ import { reportFigures } from '../reliability/scale.js';
  * of what the page does with text, not of the CSP. On every view an in-page audit
  * (test/helpers/dashboard-audit.browser.js) checks: no element or attribute the page never
  * creates, no `javascript:` URL, no payload global, no dialog, no page error; the page does not
- * scroll sideways and no box or text spills out of the box holding it unless that box scrolls;
- * every 1 MB text sits in a scrolling box no taller than the viewport; the page's own short texts
- * still read left to right; and the payloads are there as text. Every request is recorded and one
- * to another host is aborted; Chromium's proxy is a trap on 127.0.0.1 that catches the rest.
+ * scroll sideways and no box or text spills out of the box holding it unless that box scrolls; no
+ * text of over 100 000 characters is laid out, one of over 10 000 only in a scrolling box no taller
+ * than the viewport, and no main-thread task takes 2 s; the page's own short texts still read left
+ * to right; and the payloads are there as text. The audit is first shown to catch each of these on
+ * a page built to fail them. Every request is recorded and one to another host is aborted;
+ * Chromium's proxy is a trap on 127.0.0.1 that catches whatever the page handlers do not see.
  */
 
 const AUDIT_SCRIPT = path.join(REPO_ROOT, 'test/helpers/dashboard-audit.browser.js');
