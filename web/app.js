@@ -79,6 +79,27 @@ const ms = (v) =>
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
 const statusEl = (status) => el('span', { class: `status status-${status}`, 'data-status': status }, status);
 const asText = (value) => (typeof value === 'string' ? value : JSON.stringify(value, null, 2));
+/**
+ * A client's or a model's text inside a line of the page's own text: <bdi> isolates its direction,
+ * so a bidi override left open in it (U+202E…) cannot reverse the status or label beside it.
+ */
+const theirs = (text) => el('bdi', {}, text);
+
+/**
+ * How much of one text the page lays out: outputs may be megabytes (MAX_NODE_OUTPUT_BYTES) and a
+ * provider's error or a tool's result as long, and laying out a megabyte freezes the page for
+ * seconds. A box (an output, a generation's input) shows BLOCK_CHARS, a line (an event, an error,
+ * a table cell) LINE_CHARS; the API has the rest.
+ */
+const BLOCK_CHARS = 100_000;
+const LINE_CHARS = 4_000;
+/** What is kept is isolated (theirs): an override left open where it was cut cannot reverse the note. */
+function clip(text, limit) {
+  if (text.length <= limit) return text;
+  const rest = (text.length - limit).toLocaleString('en');
+  return [theirs(text.slice(0, limit)), el('span', { class: 'clipped' }, ` … ${rest} more characters not shown`)];
+}
+const errorLine = (error) => el('div', { class: 'error' }, `${error.code}: `, theirs(clip(error.message, LINE_CHARS)));
 
 function card(label, value, prev) {
   return el(
@@ -112,7 +133,13 @@ function table(headers, rows) {
             el(
               'tr',
               {},
-              cells.map((c) => el('td', { class: typeof c === 'number' ? 'num' : '' }, c)),
+              cells.map((c) =>
+                el(
+                  'td',
+                  { class: typeof c === 'number' ? 'num' : '' },
+                  typeof c === 'string' ? clip(c, LINE_CHARS) : c,
+                ),
+              ),
             ),
           ),
     ),
@@ -280,7 +307,7 @@ async function summaryPage() {
       'ul',
       {},
       d.areas_for_improvement.length
-        ? d.areas_for_improvement.map((a) => el('li', {}, a))
+        ? d.areas_for_improvement.map((a) => el('li', {}, clip(a, LINE_CHARS)))
         : el('li', { class: 'muted' }, 'none'),
     ),
     el('h2', {}, 'Top performing patterns'),
@@ -288,7 +315,7 @@ async function summaryPage() {
       'ul',
       {},
       d.top_performing_patterns.length
-        ? d.top_performing_patterns.map((a) => el('li', {}, a))
+        ? d.top_performing_patterns.map((a) => el('li', {}, theirs(clip(a, LINE_CHARS))))
         : el('li', { class: 'muted' }, 'none'),
     ),
   );
@@ -368,7 +395,7 @@ async function workflowsPage(params) {
       table(
         ['workflow', 'status', 'created', 'duration', 'id'],
         page.items.map((w) => [
-          el('a', { href: `#/workflows/${encodeURIComponent(w.id)}` }, w.name),
+          el('a', { href: `#/workflows/${encodeURIComponent(w.id)}` }, theirs(w.name)),
           statusEl(w.status),
           when(w.createdAt),
           ms(w.durationMs),
@@ -388,13 +415,15 @@ function treeList(node) {
     'li',
     {},
     statusEl(node.status),
-    ` ${node.name} `,
+    ' ',
+    theirs(node.name),
+    ' ',
     el(
       'span',
       { class: 'muted' },
       `(${node.type}, ${ms(node.durationMs)}${node.attempts > 1 ? `, ${node.attempts} attempts` : ''})`,
     ),
-    node.error ? el('div', { class: 'error' }, `${node.error.code}: ${node.error.message}`) : null,
+    node.error ? errorLine(node.error) : null,
     node.children.length ? el('ul', { class: 'tree' }, node.children.map(treeList)) : null,
   );
 }
@@ -448,7 +477,7 @@ function waterfall(trace, onPick) {
     const bar = el('div', {
       class: `span-bar t-${span.type}${span.cache_hit ? ' cache-hit' : ''} status-${span.status}`,
       'data-span-id': span.span_id,
-      title: `${spanLabel(span)}: ${ms(endOf(span) - s)}`,
+      title: `${spanLabel(span).slice(0, LINE_CHARS)}: ${ms(endOf(span) - s)}`,
     });
     bar.style.left = `${((s - start) / total) * 100}%`;
     bar.style.width = `${Math.max(0.2, ((endOf(span) - s) / total) * 100)}%`;
@@ -457,7 +486,7 @@ function waterfall(trace, onPick) {
       meta.push(`${span.tokens_in}→${span.tokens_out} tok`, `${usd(span.cost_usd)}${span.simulated ? ' sim' : ''}`);
       if (span.cache_hit) meta.push('cache hit');
     }
-    const label = el('div', { class: 'wf-label' }, spanLabel(span));
+    const label = el('div', { class: 'wf-label' }, clip(spanLabel(span), LINE_CHARS));
     label.style.paddingLeft = `${depth * 12}px`;
     const clickable = span.type === 'generation_span';
     const row = el(
@@ -581,7 +610,7 @@ async function workflowPage(id) {
     rejectButton.disabled = !waiting;
     header.replaceChildren(
       ...[
-        el('h1', {}, `${view.name} `, statusEl(view.status)),
+        el('h1', {}, theirs(view.name), ' ', statusEl(view.status)),
         el(
           'div',
           { class: 'toolbar' },
@@ -595,7 +624,8 @@ async function workflowPage(id) {
             ? el(
                 'span',
                 { class: 'muted' },
-                `checkpoint ${view.checkpoint.state}${view.checkpoint.reason ? `: ${view.checkpoint.reason}` : ''}`,
+                `checkpoint ${view.checkpoint.state}`,
+                view.checkpoint.reason ? [': ', theirs(view.checkpoint.reason)] : null,
               )
             : null,
           el(
@@ -604,14 +634,18 @@ async function workflowPage(id) {
             `${view.id} · trace ${view.traceId} · ${ms(view.totals.durationMs)} · ${view.totals.providerCalls} provider calls · ${view.totals.tokensIn}→${view.totals.tokensOut} tokens · ${usd(view.totals.costUsd)} real, ${usd(view.totals.simulatedCostUsd)} simulated`,
           ),
         ),
-        view.error ? el('div', { class: 'error' }, `${view.error.code}: ${view.error.message}`) : null,
+        view.error ? errorLine(view.error) : null,
       ].filter(Boolean),
     );
     treeBox.replaceChildren(
       view.tree ? el('ul', { class: 'tree root' }, treeList(view.tree)) : el('p', { class: 'muted' }, 'no nodes yet'),
     );
     outputBox.replaceChildren(
-      el('pre', { id: 'output' }, view.output === undefined || view.output === null ? '—' : asText(view.output)),
+      el(
+        'pre',
+        { id: 'output' },
+        view.output === undefined || view.output === null ? '—' : clip(asText(view.output), BLOCK_CHARS),
+      ),
     );
   };
 
@@ -635,9 +669,13 @@ async function workflowPage(id) {
         `Generation ${span.model} · ${span.tokens_in}→${span.tokens_out} tokens · ${usd(span.cost_usd)}${span.cache_hit ? ' · cache hit' : ''}`,
       ),
       el('h3', {}, 'Input (the node’s prompts, from agentPromptStart events)'),
-      el('pre', { class: 'gen-input' }, inputs.length ? inputs.join('\n\n---\n\n') : '(not in the events read so far)'),
+      el(
+        'pre',
+        { class: 'gen-input' },
+        inputs.length ? clip(inputs.join('\n\n---\n\n'), BLOCK_CHARS) : '(not in the events read so far)',
+      ),
       el('h3', {}, 'Output (the cached response)'),
-      el('pre', { class: 'gen-output' }, output),
+      el('pre', { class: 'gen-output' }, clip(output, BLOCK_CHARS)),
     );
   };
 
@@ -677,7 +715,7 @@ async function workflowPage(id) {
         { class: 'event', 'data-type': event.type },
         el('span', { class: 'muted' }, `#${event.seq}`),
         el('strong', {}, event.type),
-        el('span', { class: 'payload' }, JSON.stringify(event.payload)),
+        el('span', { class: 'payload' }, clip(JSON.stringify(event.payload), LINE_CHARS)),
       ),
     );
     eventsBox.scrollTop = eventsBox.scrollHeight;
@@ -727,7 +765,7 @@ async function analyticsPage() {
         'task success',
       ],
       (models.models ?? []).map((m) => [
-        m.model,
+        theirs(m.model),
         m.calls,
         m.tokens_in,
         m.tokens_out,
@@ -744,18 +782,20 @@ async function analyticsPage() {
     table(
       ['tool', 'calls', 'success rate', 'avg latency', 'avg result quality', 'common patterns'],
       Object.entries(tools.by_tool ?? {}).map(([name, t]) => [
-        name,
+        theirs(clip(name, LINE_CHARS)),
         t.calls,
         pct(t.success_rate),
         ms(t.avg_latency_ms),
         num(t.avg_result_quality),
-        (t.common_patterns ?? []).join(', '),
+        theirs(clip((t.common_patterns ?? []).join(', '), LINE_CHARS)),
       ]),
     ),
     el(
       'ul',
       {},
-      (tools.insights ?? []).map((i) => el('li', {}, typeof i === 'string' ? i : JSON.stringify(i))),
+      (tools.insights ?? []).map((i) =>
+        el('li', {}, theirs(clip(typeof i === 'string' ? i : JSON.stringify(i), LINE_CHARS))),
+      ),
     ),
     el('h2', {}, 'Retrieval'),
     table(
@@ -770,7 +810,7 @@ async function analyticsPage() {
         'gap',
       ],
       (retrieval.models ?? []).map((m) => [
-        m.model,
+        theirs(m.model),
         m.runs,
         num(m.meanRetrievalCalls),
         num(m.meanSteps),

@@ -33,6 +33,22 @@ export function redact(text: string, secret: string | undefined): string {
   return text.split(secret).join('[redacted]');
 }
 
+/**
+ * A provider's message is kept to its start: it becomes the node's and the workflow's error, several
+ * events and a log line, and a provider (or anything posing as one) may answer with megabytes.
+ */
+const MAX_PROVIDER_MESSAGE_CHARS = 2_000;
+
+/**
+ * `<head>: <message>`; a cut message's head says how much was kept. Said before the message, so no
+ * bidi override left open in the kept text can reverse it.
+ */
+function withMessage(head: string, message: string): string {
+  if (message.length <= MAX_PROVIDER_MESSAGE_CHARS) return `${head}: ${message}`;
+  const of = `the first ${MAX_PROVIDER_MESSAGE_CHARS.toLocaleString('en')} of ${message.length.toLocaleString('en')} characters`;
+  return `${head} (${of}): ${message.slice(0, MAX_PROVIDER_MESSAGE_CHARS)}…`;
+}
+
 /** The one way an HTTP failure from any provider becomes a ProviderError (DESIGN §5.1). */
 export function httpProviderError(
   provider: string,
@@ -40,8 +56,9 @@ export function httpProviderError(
   message: string,
   options: { headers?: HeaderReader | null; kind?: ProviderError['kind']; cause?: unknown } = {},
 ): ProviderError {
+  // Classified on the whole message; only what is kept is bounded.
   const kind = options.kind ?? classifyHttpFailure(status, message);
-  return new ProviderError(kind, `${provider} HTTP ${status}: ${message}`, {
+  return new ProviderError(kind, withMessage(`${provider} HTTP ${status}`, message), {
     httpStatus: status,
     retryAfterMs: retryAfterMs(options.headers),
     cause: options.cause,

@@ -1,16 +1,17 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 import {
-  REPO_ROOT,
-  type ServerProcess,
-  startServer,
-  stopAllServers,
-  tempDir,
-  waitFor,
-} from '../helpers/server-process.js';
+  ARTIFACTS,
+  guardLoopback,
+  launchChromium,
+  type NetworkLog,
+  type PageWatch,
+  serverApi,
+  watchPage,
+} from '../helpers/dashboard-browser.js';
+import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } from '../helpers/server-process.js';
 
 /**
  * The web dashboard in a real browser (Debian chromium driven by playwright-core) against the real
@@ -19,57 +20,30 @@ import {
  * text. Every request to a host other than the server's is aborted and fails the test.
  */
 
-const ARTIFACTS = path.join(REPO_ROOT, 'test/artifacts');
 const XSS = '<script>alert(1)</script> done';
 
 let server: ServerProcess;
+let api: ReturnType<typeof serverApi>;
 let browser: Browser;
 let page: Page;
+let network: NetworkLog;
+let watch: PageWatch;
 const tmp = tempDir('baton-browser-');
-const foreign: string[] = [];
-const pageErrors: string[] = [];
-const dialogs: string[] = [];
 
-async function submit(definition: unknown): Promise<{ id: string; traceId: string }> {
-  const res = await fetch(`${server.url}/v1/workflows`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(definition),
-  });
-  expect(res.status).toBe(202);
-  return (await res.json()) as { id: string; traceId: string };
-}
-
-async function getJson<T>(url: string): Promise<T> {
-  const res = await fetch(`${server.url}${url}`);
-  expect(res.status).toBe(200);
-  return (await res.json()) as T;
-}
-
-const ended = (id: string) =>
-  waitFor(`workflow ${id} to end`, async () => {
-    const w = await getJson<{ status: string }>(`/v1/workflows/${id}`);
-    return ['completed', 'failed', 'cancelled'].includes(w.status) && w;
-  });
+const submit = (definition: unknown) => api.submit(definition);
+const getJson = <T>(url: string) => api.getJson<T>(url);
+const ended = (id: string) => api.ended(id);
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   // First, so a fresh machine's one-time `apt-get install chromium` (minutes) is not raced by the server.
-  const executablePath = ensureChromium();
+  browser = await launchChromium();
   server = await startServer({ dbPath: tmp.dbPath() });
-  browser = await chromium.launch({ executablePath, headless: true, args: CHROMIUM_ARGS });
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.on('pageerror', (err) => pageErrors.push(String(err)));
-  page.on('dialog', (dialog) => {
-    dialogs.push(dialog.message());
-    void dialog.dismiss();
-  });
-  await page.route('**/*', (route) => {
-    const { hostname } = new URL(route.request().url());
-    if (hostname === '127.0.0.1' || hostname === 'localhost') return route.continue();
-    foreign.push(route.request().url());
-    return route.abort();
-  });
+  api = serverApi(server);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  network = await guardLoopback(context);
+  page = await context.newPage();
+  watch = watchPage(page);
 }, 1_200_000);
 
 afterAll(async () => {
@@ -182,26 +156,17 @@ describe('web dashboard (browser)', () => {
     await page.locator('h2', { hasText: 'Agent selection strategies' }).waitFor();
     expect(await page.locator('table').last().textContent()).toContain('thompson');
 
-    expect(foreign).toEqual([]);
-    expect(pageErrors).toEqual([]);
-    expect(dialogs).toEqual([]);
+    expect(network.foreign).toEqual([]);
+    expect(watch.pageErrors).toEqual([]);
+    expect(watch.dialogs).toEqual([]);
   });
 
   it('with API_KEYS set, asks for a key on a 401 and sends it as a bearer token', async () => {
     const KEY = 'browser-test-key-0123456789';
     const keyed = await startServer({ dbPath: tmp.dbPath('keyed.db'), env: { API_KEYS: `acme:${KEY}` } });
     const context = await browser.newContext();
+    const keyedNetwork = await guardLoopback(context);
     const keyedPage = await context.newPage();
-    const authorizations: Array<string | undefined> = [];
-    await keyedPage.route('**/*', (route) => {
-      const url = new URL(route.request().url());
-      if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost') {
-        foreign.push(url.href);
-        return route.abort();
-      }
-      if (url.pathname.startsWith('/v1/')) authorizations.push(route.request().headers().authorization);
-      return route.continue();
-    });
     await keyedPage.goto(`${keyed.url}/dashboard`);
     await keyedPage.locator('#key-form').waitFor({ state: 'visible' });
     expect(await keyedPage.locator('main .error').textContent()).toContain('Unauthorized');
@@ -210,9 +175,12 @@ describe('web dashboard (browser)', () => {
     await keyedPage.locator('[data-figure="Tasks completed"]').waitFor();
     expect(await keyedPage.locator('[data-figure="Tasks completed"]').textContent()).toBe('0');
     expect(await keyedPage.locator('#key-form').isHidden()).toBe(true);
+    const authorizations = keyedNetwork.requests
+      .filter((request) => new URL(request.url()).pathname.startsWith('/v1/'))
+      .map((request) => request.headers().authorization);
     expect(authorizations[0]).toBeUndefined();
     expect(authorizations.at(-1)).toBe(`Bearer ${KEY}`);
     await context.close();
-    expect(foreign).toEqual([]);
+    expect(keyedNetwork.foreign).toEqual([]);
   });
 });

@@ -17,6 +17,14 @@ export const CHROMIUM_ARGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  // Chromium still calls Google on its own (an on-demand component update check, accounts,
+  // autofill) whatever the flags above say; a proxy trap caught it. Those service URLs point at
+  // a closed loopback port instead, so the browser's own requests never leave the machine either.
+  '--component-updater=url-source=http://127.0.0.1:9/',
+  '--gaia-url=http://127.0.0.1:9/',
+  '--google-apis-url=http://127.0.0.1:9/',
+  '--lso-url=http://127.0.0.1:9/',
+  '--autofill-server-url=http://127.0.0.1:9/',
 ];
 
 export function ensureChromium(): string {
