@@ -7,7 +7,7 @@ import { errorBody, type FakeReply, textMessage, toolUseMessage } from './fake-a
  * `anthropic/*` (the real SDK against the fake), and the fake's script that answers them.
  *
  * Every prompt's user message starts with the line "<tag> <node>" (the tag is unique per
- * workflow), and a spawned child's with "<tag> child-<n>" (n unique per spawn), so that first line
+ * workflow), and a spawned child's with "<tag> child" (one spawn per workflow), so that first line
  * — the node's *identity* — names the node a provider request is for, in the request log and in
  * the database alike. Answers depend only on the identity and the conversation's length, so the
  * output every node must end with is known in advance.
@@ -49,6 +49,8 @@ export function turnsOf(role: Role): number {
 }
 
 export const identityOf = (tag: string, nodeName: string): string => `${tag} ${nodeName}`;
+/** A spawning node asks for one child, whose one prompt is "<tag> child". */
+export const spawnedIdentity = (tag: string): string => identityOf(tag, 'child');
 
 /** The output a completed node must have stored. */
 export function expectedOutput(identity: string): unknown {
@@ -68,9 +70,7 @@ const AGENT_OF: Record<Role, string> = { text: 'writer', reflect: 'checker', too
 
 function agentConfig(role: Role): Record<string, unknown> {
   if (role === 'tool') return { model: MODEL, tools: ['inspect_current_node'] };
-  // The spawner's cache is off (its children inherit the agent): a re-asked spawn turn after a
-  // restart then reaches the fake, which names a fresh child, so every child has its own identity.
-  if (role === 'spawn') return { model: MODEL, tools: ['request_spawn_workflow'], enableCache: false };
+  if (role === 'spawn') return { model: MODEL, tools: ['request_spawn_workflow'] };
   return { model: MODEL };
 }
 
@@ -225,16 +225,16 @@ export function faultReply(outcome: Exclude<Outcome, 'ok'>, delayMs: number): Fa
 /**
  * The answer to the `turns`-th message of a node's conversation: text nodes answer at once; a
  * reflecting node first breaks the response format, then meets it; a tool node first calls
- * inspect_current_node, a spawning node first spawns `child-<spawnNumber>`, then both answer.
+ * inspect_current_node, a spawning node first spawns "<tag> child", then both answer. The same
+ * question always gets the same answer — what a cached answer replayed after a restart is too.
  */
-export function answerFor(identity: string, turns: number, spawnNumber: () => number): unknown {
+export function answerFor(identity: string, turns: number): unknown {
   const [tag = '?', node = '?'] = identity.split(' ');
   const role = roleOf(node);
   if (turns === 1 && role === 'reflect') return textMessage('{"verdict": "maybe"}');
   if (turns === 1 && role === 'tool') return toolUseMessage('inspect_current_node', {});
   if (turns === 1 && role === 'spawn') {
-    const n = spawnNumber();
-    return toolUseMessage('request_spawn_workflow', { name: `child-${n}`, description: `${tag} child-${n}` });
+    return toolUseMessage('request_spawn_workflow', { name: 'child', description: spawnedIdentity(tag) });
   }
   const output = expectedOutput(identity);
   return textMessage(typeof output === 'string' ? output : JSON.stringify(output));

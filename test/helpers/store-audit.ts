@@ -13,7 +13,9 @@ export interface WorkflowRow {
   id: string;
   status: string;
   parentId: string | null;
-  /** The tag of a root workflow ("wf001-…"), the "<tag> child-<n>" task of a spawned child. */
+  /** The node a child was spawned (or created) under. */
+  parentNodeId: string | null;
+  /** The tag of a root workflow ("wf001-…"), the "<tag> child" task of a spawned child. */
   identity: string;
   output: unknown;
   error: { code: string; message: string } | null;
@@ -28,7 +30,7 @@ export interface NodeRow {
   status: string;
   attempts: number;
   output: unknown;
-  /** Prompt nodes: the first line of their user message ("<tag> <node>" or "<tag> child-<n>"). */
+  /** Prompt nodes: the first line of their user message ("<tag> <node>" or "<tag> child"). */
   identity: string;
 }
 
@@ -57,6 +59,11 @@ interface SpanRow {
   type: string;
   status: string | null;
   fields: Record<string, unknown>;
+}
+
+/** The part of an efficiency record (src/domain/metrics.ts) the audit compares with the journal. */
+interface EfficiencyFigures {
+  metrics: { total_agent_calls: number; by_model: Record<string, { tokens_in: number }> };
 }
 
 const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
@@ -104,7 +111,12 @@ export function auditStore(dbPath: string): StoreAudit {
       nodeId: string;
       success: number | null;
     }>;
-    const efficiency = counted('SELECT workflow_id AS id, count(*) AS n FROM efficiency GROUP BY workflow_id');
+    const efficiency = groupBy(
+      (
+        db.prepare('SELECT workflow_id AS id, record FROM efficiency').all() as Array<{ id: string; record: string }>
+      ).map((row) => ({ id: row.id, record: JSON.parse(row.record) as EfficiencyFigures })),
+      (row) => row.id,
+    );
     const rewards = counted('SELECT workflow_id AS id, count(*) AS n FROM rewards GROUP BY workflow_id');
     const usage = new Map(
       (
@@ -142,12 +154,13 @@ export function auditStore(dbPath: string): StoreAudit {
 function readWorkflows(db: Database.Database): Map<string, WorkflowRow> {
   const rows = db
     .prepare(
-      'SELECT id, status, parent_workflow_id AS parentId, definition, output, error, ended_at AS endedAt FROM workflows',
+      'SELECT id, status, parent_workflow_id AS parentId, parent_node_id AS parentNodeId, definition, output, error, ended_at AS endedAt FROM workflows',
     )
     .all() as Array<{
     id: string;
     status: string;
     parentId: string | null;
+    parentNodeId: string | null;
     definition: string;
     output: string | null;
     error: string | null;
@@ -160,6 +173,7 @@ function readWorkflows(db: Database.Database): Map<string, WorkflowRow> {
       id: row.id,
       status: row.status,
       parentId: row.parentId,
+      parentNodeId: row.parentNodeId,
       identity: (row.parentId === null ? input.tag : input.task) ?? `?${row.id}`,
       output: parse(row.output),
       error: parse(row.error) as WorkflowRow['error'],
@@ -259,11 +273,16 @@ function nodeProblems(
       if (rows !== invocations) miss(`${rows} tool_calls rows for ${invocations} toolInvocation events`);
     }
     if (role === 'spawn') {
-      const spawned = final.filter((e) => e.type === 'spawnRequested');
-      if (spawned.length !== 1) miss(`${spawned.length} spawnRequested events in the final attempt`);
+      // The receipt the model got names a child of this node (spawned now, or by a dead attempt).
+      const receipt = final.find((e) => e.type === 'toolInvocation')?.payload.output as
+        | { workflowId?: string }
+        | undefined;
+      const child = by.workflows.get(receipt?.workflowId ?? '');
+      if (child?.parentNodeId !== node.id)
+        miss(`the spawn receipt ${JSON.stringify(receipt)} names no child of the node`);
       for (const e of events.filter((x) => x.type === 'spawnRequested')) {
-        if (!by.workflows.has(String(e.payload.childWorkflowId))) {
-          miss(`spawned child ${String(e.payload.childWorkflowId)} has no row`);
+        if (by.workflows.get(String(e.payload.childWorkflowId))?.parentNodeId !== node.id) {
+          miss(`spawned child ${String(e.payload.childWorkflowId)} has no row under the node`);
         }
       }
     }
@@ -292,7 +311,7 @@ function workflowProblems(
   by: {
     events: Map<string, EventRow[]>;
     spans: Map<string, SpanRow[]>;
-    efficiency: Map<string, number>;
+    efficiency: Map<string, Array<{ record: EfficiencyFigures }>>;
     rewards: Map<string, number>;
     usage: Map<string, { calls: number; tokensIn: number }>;
   },
@@ -315,7 +334,19 @@ function workflowProblems(
       miss(`workflowEnd events ${JSON.stringify(ends.map((e) => e.payload.status))}`);
     }
     // The efficiency record and reward commit with the terminal state (migrations/0006).
-    if (by.efficiency.get(workflow.id) !== 1) miss('no efficiency row');
+    const records = by.efficiency.get(workflow.id) ?? [];
+    if (records.length !== 1) miss('no efficiency row');
+    // Computed from every life's events (the resumed run reads the earlier ones back), it counts
+    // the calls and tokens the generation spans of all lives hold.
+    const metrics = records[0]?.record.metrics;
+    if (metrics) {
+      const recordTokensIn = Object.values(metrics.by_model).reduce((sum, m) => sum + m.tokens_in, 0);
+      if (metrics.total_agent_calls !== usage.calls || recordTokensIn !== usage.tokensIn) {
+        miss(
+          `efficiency record counts ${metrics.total_agent_calls} calls, ${recordTokensIn} tokens in; the journal ${usage.calls}, ${usage.tokensIn}`,
+        );
+      }
+    }
     if (by.rewards.get(workflow.id) !== 1) miss('no rewards row');
   }
   return problems;
