@@ -42,6 +42,8 @@ export interface StoreAudit {
   openSpans: number;
   /** One line per missing or inconsistent record of a completed node or terminal workflow. */
   problems: string[];
+  /** Completed spawn nodes whose last attempt found the child a dead attempt had spawned. */
+  spawnsFoundAgain: number;
 }
 
 interface EventRow {
@@ -128,8 +130,9 @@ export function auditStore(dbPath: string): StoreAudit {
       ).map((row) => [row.id, row]),
     );
 
+    const found = { spawnsFoundAgain: 0 };
     const problems = [
-      ...nodeProblems(nodes, {
+      ...nodeProblems(nodes, found, {
         events: groupBy(events, (e) => e.nodeId),
         spans: groupBy(spans, (s) => s.nodeId),
         toolCalls,
@@ -145,7 +148,7 @@ export function auditStore(dbPath: string): StoreAudit {
       }),
     ];
     const openSpans = spans.filter((s) => s.status === null).length;
-    return { integrity, workflows, nodes, openSpans, problems };
+    return { integrity, workflows, nodes, openSpans, problems, ...found };
   } finally {
     db.close();
   }
@@ -204,6 +207,7 @@ function readNodes(db: Database.Database, workflows: Map<string, WorkflowRow>): 
 
 function nodeProblems(
   nodes: readonly NodeRow[],
+  found: { spawnsFoundAgain: number },
   by: {
     events: Map<string, EventRow[]>;
     spans: Map<string, SpanRow[]>;
@@ -278,8 +282,9 @@ function nodeProblems(
         | { workflowId?: string }
         | undefined;
       const child = by.workflows.get(receipt?.workflowId ?? '');
-      if (child?.parentNodeId !== node.id)
+      if (child?.parentNodeId !== node.id) {
         miss(`the spawn receipt ${JSON.stringify(receipt)} names no child of the node`);
+      } else if (!final.some((e) => e.type === 'spawnRequested')) found.spawnsFoundAgain++;
       for (const e of events.filter((x) => x.type === 'spawnRequested')) {
         if (by.workflows.get(String(e.payload.childWorkflowId))?.parentNodeId !== node.id) {
           miss(`spawned child ${String(e.payload.childWorkflowId)} has no row under the node`);

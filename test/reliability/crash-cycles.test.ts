@@ -373,6 +373,7 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
       submissionsReplayed: submissions.filter((s) => s.replayed).length,
       spawnedChildren: children.length,
       duplicateSpawns: duplicateSpawns(final).length,
+      spawnsFoundAgainAfterKill: final.spawnsFoundAgain,
       maxTimeToTerminalAfterLastRestartMs: maxTimeToTerminalMs,
       providerRequests: calls.length,
       logicalCalls: account.logical,
