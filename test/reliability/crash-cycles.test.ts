@@ -30,7 +30,7 @@ import {
   tempDir,
   waitFor,
 } from '../helpers/server-process.js';
-import { auditStore, type NodeRow, type StoreAudit } from '../helpers/store-audit.js';
+import { auditStore, type NodeRow, type StoreAudit, type WorkflowRow } from '../helpers/store-audit.js';
 import { reportFigures, scale } from './scale.js';
 
 /**
@@ -164,6 +164,47 @@ function damagedCopy(dbPath: string, copyPath: string): string[] {
              DELETE FROM efficiency WHERE rowid = (SELECT min(rowid) FROM efficiency);`);
   copy.close();
   return auditStore(copyPath).problems;
+}
+
+/**
+ * A completed workflow holds the answers the script implies, node by node; a failed one ran out of
+ * transport retries (4 faults in a row) and nothing else; a cancelled one is a failed one's child.
+ */
+function expectOutcomes(final: StoreAudit): void {
+  const nodesByWorkflow = new Map<string, NodeRow[]>();
+  for (const node of final.nodes) {
+    nodesByWorkflow.set(node.workflowId, [...(nodesByWorkflow.get(node.workflowId) ?? []), node]);
+  }
+  for (const w of final.workflows.values()) {
+    if (w.status === 'failed') {
+      expect(['LLM_RATE_LIMIT', 'LLM_OVERLOADED'], `${w.identity}: ${JSON.stringify(w.error)}`).toContain(
+        w.error?.code,
+      );
+      continue;
+    }
+    if (w.status === 'cancelled' && final.workflows.get(w.parentId ?? '')?.status === 'failed') continue;
+    expect(w.status, w.identity).toBe('completed');
+    const plan = planByTag.get(w.identity);
+    expect(w.output, w.identity).toEqual(plan ? plan.output : expectedOutput(w.identity));
+    for (const node of nodesByWorkflow.get(w.id) ?? []) {
+      expect(node.status, node.identity).toBe('completed');
+      if (node.type === 'prompt') expect(node.output, node.identity).toEqual(expectedOutput(node.identity));
+    }
+  }
+}
+
+/** Every request carried what its node must send, in every life: replayed outputs fed the later steps. */
+function expectRequestsAsPlanned(children: readonly WorkflowRow[]): void {
+  const expectedUser = new Map<string, string>();
+  for (const plan of plans) {
+    for (const prompt of plan.prompts) {
+      expectedUser.set(identityOf(plan.tag, prompt.name), expectedUserMessage(plan.tag, prompt));
+    }
+  }
+  for (const child of children) expectedUser.set(child.identity, child.identity);
+  for (const call of calls) {
+    expect(call.user, `${call.identity}, life ${call.life}, turn #${call.turns}`).toBe(expectedUser.get(call.identity));
+  }
 }
 
 const callsInFlight = () => calls.filter((c) => c.life === life && c.dueAt > Date.now()).length;
@@ -302,28 +343,7 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
     const maxTimeToTerminalMs = Math.max(0, ...roots.map((w) => (w.endedAt ?? Number.POSITIVE_INFINITY) - lastRestart));
     expect(maxTimeToTerminalMs).toBeLessThanOrEqual(TERMINAL_WITHIN_MS);
 
-    // Outcomes: a completed workflow holds the answers the script implies; a failed one ran out of
-    // transport retries (4 faults in a row) and nothing else.
-    const nodesByWorkflow = new Map<string, NodeRow[]>();
-    for (const node of final.nodes)
-      nodesByWorkflow.set(node.workflowId, [...(nodesByWorkflow.get(node.workflowId) ?? []), node]);
-    for (const w of final.workflows.values()) {
-      if (w.status === 'failed') {
-        expect(['LLM_RATE_LIMIT', 'LLM_OVERLOADED'], `${w.identity}: ${JSON.stringify(w.error)}`).toContain(
-          w.error?.code,
-        );
-        continue;
-      }
-      // A failed parent stops the children it spawned.
-      if (w.status === 'cancelled' && final.workflows.get(w.parentId ?? '')?.status === 'failed') continue;
-      expect(w.status, w.identity).toBe('completed');
-      const plan = planByTag.get(w.identity);
-      expect(w.output, w.identity).toEqual(plan ? plan.output : expectedOutput(w.identity));
-      for (const node of nodesByWorkflow.get(w.id) ?? []) {
-        expect(node.status, node.identity).toBe('completed');
-        if (node.type === 'prompt') expect(node.output, node.identity).toEqual(expectedOutput(node.identity));
-      }
-    }
+    expectOutcomes(final);
     // A node completed before a kill kept its attempt count and output through every later life.
     const finalByIdentity = new Map(final.nodes.map((n) => [n.identity, n]));
     for (const [identity, before] of attemptsAtKill) {
@@ -337,15 +357,7 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
       });
     }
 
-    // Every request carried what its node must send: replayed outputs fed the later steps.
-    const expectedUser = new Map<string, string>();
-    for (const plan of plans) {
-      for (const prompt of plan.prompts)
-        expectedUser.set(identityOf(plan.tag, prompt.name), expectedUserMessage(plan.tag, prompt));
-    }
-    for (const child of children) expectedUser.set(child.identity, child.identity);
-    for (const call of calls)
-      expect(call.user, `life ${call.life} #${call.turns}`).toBe(expectedUser.get(call.identity));
+    expectRequestsAsPlanned(children);
 
     // The request log: no call repeated for a node completed before a kill, at most one more per
     // kill for a node in flight.
