@@ -68,9 +68,15 @@ export interface ChildLauncher {
    * A child an agent asked for (`request_spawn_workflow`): created under `nodeId` without being
    * attached to it (a node may spawn several), its `spawnRequested` event and rows committed before
    * this resolves. Refuses (AppError LIMIT_EXCEEDED, naming the limit) past the tree's limits or the
-   * spawn rate of its root.
+   * spawn rate of its root. A node re-run after a crash asks its model again: the same request
+   * (name and input) finds the child a dead execution spawned under the node instead, each such
+   * child once; `existing` then says so — the resumed run already runs it, or it has ended.
    */
-  spawn(request: { nodeId: string; definition: WorkflowDefinition; requestedName: string }): Promise<WorkflowRecord>;
+  spawn(request: {
+    nodeId: string;
+    definition: WorkflowDefinition;
+    requestedName: string;
+  }): Promise<{ workflow: WorkflowRecord; existing: boolean }>;
   /** A child created by an earlier execution (a resumed run finds it instead of creating another). */
   find(childId: string): Promise<WorkflowRecord>;
   /** Runs a child (created now or found after a restart) to a terminal state under the parent's signal. */

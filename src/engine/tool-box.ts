@@ -4,6 +4,7 @@ import type { ToolDefinition, ToolResultBlock, ToolUseBlock } from '../domain/ll
 import type { ChildLauncher } from '../domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import { redactValue } from '../domain/redact.js';
+import { isTerminal } from '../domain/status.js';
 import { asData, type ToolResult } from '../tools/registry.js';
 import { type SpawnReceipt, type ToolContext, ToolRefusal } from '../tools/tool.js';
 import type { RunJournal } from './journal.js';
@@ -124,15 +125,18 @@ export class RunToolBox implements ToolBox {
     };
     if (parent.options) definition.options = { ...parent.options };
     if (this.view.workflow.correlationId) definition.correlationId = this.view.workflow.correlationId;
-    let child: WorkflowRecord;
+    let spawned: { workflow: WorkflowRecord; existing: boolean };
     try {
-      child = await this.children.spawn({ nodeId: record.id, definition, requestedName: request.name });
+      spawned = await this.children.spawn({ nodeId: record.id, definition, requestedName: request.name });
     } catch (err) {
       if (err instanceof AppError && err.code === 'LIMIT_EXCEEDED') throw new ToolRefusal(err.message);
       throw err;
     }
-    this.host.launch(child, parentSpan);
-    return { requestId: child.id, workflowId: child.id, status: 'running' };
+    const child = spawned.workflow;
+    // A child found again after a crash already runs under this run (resumed at its start) or has ended.
+    if (!spawned.existing) this.host.launch(child, parentSpan);
+    const status = spawned.existing && isTerminal(child.status) ? child.status : 'running';
+    return { requestId: child.id, workflowId: child.id, status };
   }
 }
 

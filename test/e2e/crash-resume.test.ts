@@ -1,14 +1,8 @@
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { callIdentity, firstUserMessage, getWorkflow } from '../helpers/crash-calls.js';
 import { type FakeServer, type RecordedRequest, startFakeAnthropic, textMessage } from '../helpers/fake-anthropic.js';
-import {
-  errorRecords,
-  type ServerProcess,
-  startServer,
-  stopAllServers,
-  tempDir,
-  waitFor,
-} from '../helpers/server-process.js';
+import { errorRecords, startServer, stopAllServers, tempDir, waitFor } from '../helpers/server-process.js';
 
 /**
  * DESIGN §4 acceptance: SIGKILL the real process mid-run, restart it on the same SQLite file, and
@@ -49,40 +43,10 @@ function definition(i: number, steps: number) {
   };
 }
 
-/** The first line of the user message is "<tag> <node>". */
-function userMessage(request: RecordedRequest): string {
-  const body = request.body as { messages?: Array<{ role: string; content: unknown }> } | undefined;
-  const content = body?.messages?.[0]?.content;
-  if (typeof content !== 'string') throw new Error(`unexpected request body: ${JSON.stringify(request.body)}`);
-  return content;
-}
-const callKey = (request: RecordedRequest): string => userMessage(request).split('\n')[0] ?? '';
-
 function countByKey(requests: readonly RecordedRequest[]): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const request of requests) counts.set(callKey(request), (counts.get(callKey(request)) ?? 0) + 1);
+  for (const request of requests) counts.set(callIdentity(request), (counts.get(callIdentity(request)) ?? 0) + 1);
   return counts;
-}
-
-interface NodeView {
-  name: string;
-  type: string;
-  status: string;
-  attempts: number;
-  output: unknown;
-  children: NodeView[];
-}
-interface WorkflowView {
-  id: string;
-  status: string;
-  output: unknown;
-  tree: NodeView;
-}
-
-async function getWorkflow(server: ServerProcess, id: string): Promise<WorkflowView> {
-  const res = await fetch(`${server.url}/v1/workflows/${id}`);
-  if (res.status !== 200) throw new Error(`GET /v1/workflows/${id} answered ${res.status}: ${await res.text()}`);
-  return (await res.json()) as WorkflowView;
 }
 
 let fake: FakeServer;
@@ -92,7 +56,7 @@ let replyCount = 0;
 beforeAll(async () => {
   fake = await startFakeAnthropic({
     defaultReply: (request) => {
-      const [tag = '?', node = '?'] = callKey(request).split(' ');
+      const [tag = '?', node = '?'] = callIdentity(request).split(' ');
       // 150–300 ms, spread deterministically.
       const delayMs = 150 + ((replyCount++ * 53) % 151);
       return { body: textMessage(answerFor(tag, node)), delayMs };
@@ -261,13 +225,13 @@ describe('crash and resume (SIGKILL mid-run)', () => {
 
     // Replayed outputs feed later steps: each post-restart step-k saw step-(k-1)'s stored answer.
     for (const request of after) {
-      const [tag = '', node = ''] = callKey(request).split(' ');
+      const [tag = '', node = ''] = callIdentity(request).split(' ');
       const step = Number(node.replace('step-', ''));
       const expected =
         step === 1
           ? `${tag} ${node}`
           : `${tag} ${node}\n\n<prev>\n${JSON.stringify(answerFor(tag, `step-${step - 1}`))}\n</prev>`;
-      expect(userMessage(request)).toBe(expected);
+      expect(firstUserMessage(request)).toBe(expected);
       expect((request.body as { model?: string }).model).toBe('claude-sonnet-5-5');
       // SDK 1.x authenticates with a bearer token; older versions sent x-api-key.
       const credential = request.headers['x-api-key'] ?? request.headers.authorization?.replace(/^Bearer /, '');
