@@ -347,10 +347,10 @@ function definitions(corpus: string, agent: string): Array<Record<string, unknow
         },
       },
       agents: {
-        a: anthropic,
+        a: { ...anthropic, system: 'Use {{input.api_key}} when the billing API asks.' },
         tooled: {
           ...anthropic,
-          system: 'Use {{input.api_key}} when the billing API asks.',
+          system: 'You keep the vault notes.',
           tools: ['inspect_prior_outputs', 'inspect_current_node', 'request_spawn_workflow'],
         },
       },
@@ -513,6 +513,7 @@ describe('canary secrets', () => {
     expect(invoked.every((e) => e.payload.isError === false)).toBe(true);
     const retrieved = invoked.find((e) => e.payload.toolName === 'retrieve')?.payload.output as { count: number };
     expect(retrieved.count).toBeGreaterThan(0);
+    expect(JSON.stringify(retrieved)).toContain('Bearer [REDACTED]');
     expect(fake.requests.length).toBeGreaterThan(ids.length);
     expect(fake.requests.map(providerKeyOf)).toEqual(fake.requests.map(() => C.providerKey.value));
 
@@ -527,6 +528,11 @@ describe('canary secrets', () => {
     expect(workflows.length).toBeGreaterThan(ids.length);
     const views = [];
     for (const w of workflows) views.push(await untilEnded(w.id));
+    // The spawned child ran, on the model's (redacted) description.
+    const child = views.find((v) => v.parentWorkflowId === tooled.id);
+    expect(child?.status, JSON.stringify(child)).toBe('completed');
+    const childCall = fake.requests.find((r) => firstUserText(r).startsWith('Rotate with'));
+    expect(firstUserText(childCall!)).toMatch(/api_key=\[REDACTED\].*Bearer \[REDACTED\]/);
     const cacheKeys = (await everyItem('/v1/cache?limit=100', 'entries')).map((e) => e.key as string);
     expect(cacheKeys.length).toBeGreaterThan(0);
     const fillers: Record<string, string[]> = {
