@@ -76,6 +76,8 @@ const C = {
   modelAnswerPassword: canary(''),
   modelJsonKey: canary(''),
   agentSystemBearer: canary(''),
+  agentUpdatePassword: canary(''),
+  searchQueryPassword: canary(''),
   feedbackNotePassword: canary(''),
   simErrorPassword: canary(''),
   simPromptPassword: canary(''),
@@ -485,6 +487,20 @@ describe('canary secrets', () => {
         system: `You call the registry with Authorization: Bearer ${C.agentSystemBearer.value} and nothing else.`,
       },
     });
+
+    await created('PUT', '/v1/agents/notary', {
+      config: {
+        model: MODEL,
+        enableReflection: false,
+        system: `You call the registry with password: ${C.agentUpdatePassword.value} and nothing else.`,
+      },
+    });
+    // A secret in a query string: the request log line carries the URL.
+    const search = await call(
+      'GET',
+      `/v1/corpora/vault/search?q=${encodeURIComponent(`vault password: ${C.searchQueryPassword.value}`)}`,
+    );
+    expect(search.status, search.text).toBe(200);
 
     const ids: string[] = [];
     for (const definition of definitions('vault', 'notary')) ids.push(await submit(definition));
