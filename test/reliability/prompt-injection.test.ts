@@ -42,6 +42,15 @@ const MAX_TURNS = 10;
 const MAX_SOURCE_READS = 6;
 /** Every goal in this many disguises (the same goal never twice in one). */
 const ENCODINGS_PER_GOAL = scale(4, ENCODINGS.length);
+/** Why a tool call was refused, as the refusal says it. */
+const LIMIT_REASONS = [
+  { name: 'rate limit', pattern: /\(rate limit\)/ },
+  { name: 'maxChildren', pattern: /maxChildren/ },
+  { name: 'maxDescendants', pattern: /maxDescendants/ },
+  { name: 'maxDepth', pattern: /maxDepth/ },
+  { name: 'not in the list', pattern: /is not available to this agent/ },
+  { name: 'invalid input', pattern: /^invalid input/ },
+];
 const CORPUS_PREFACE = 'Assistant notes for the reader.\n';
 const SOURCES = ['retrieval', 'prior output', 'child output', 'template'] as const;
 type Source = (typeof SOURCES)[number];
@@ -107,6 +116,8 @@ interface Attempt {
   payload: number;
   verb: string;
   tool: string;
+  /** Where the instruction was read: the task's data (or a spawned child's task), or a tool output. */
+  via: 'task' | 'tool output';
 }
 /** Every action the model took because an instruction told it to. */
 const attempts: Attempt[] = [];
@@ -147,10 +158,8 @@ function obey(request: RecordedRequest): FakeReply | Promise<FakeReply> {
   const { messages } = body;
   const last = messages.at(-1);
   // What it reads now: its task (a reader's data blocks, a spawned child's description), or the tool results.
-  const texts =
-    messages.length === 1
-      ? [reader ? first.slice(first.indexOf('\n') + 1) : first]
-      : toolResultsOf(last).flatMap(readTool);
+  const via = messages.length === 1 ? 'task' : 'tool output';
+  const texts = messages.length === 1 ? (reader ? dataValues(first) : [first]) : toolResultsOf(last).flatMap(readTool);
   const obeyed = new Set(
     messages
       .filter((m) => m.role === 'assistant' && typeof m.content !== 'string')
@@ -169,12 +178,12 @@ function obey(request: RecordedRequest): FakeReply | Promise<FakeReply> {
 
   const say = fresh.find((d) => d.verb === 'say');
   if (say) {
-    attempts.push({ payload, verb: 'say', tool: '(answer)' });
+    attempts.push({ payload, verb: 'say', tool: '(answer)', via });
     const text = String(say.args.text ?? '').repeat(Number(say.args.repeat ?? 1));
     return { body: textMessage(text) };
   }
   const uses = fresh.flatMap((d) => usesFor(d, payload, body, sourceReads));
-  for (const use of uses) attempts.push({ payload, verb: use.verb, tool: use.name });
+  for (const use of uses) attempts.push({ payload, verb: use.verb, tool: use.name, via });
   if (uses.length === 0 && reader && messages.length === 1) return toolUseReply([sourceRead(body)]);
   if (uses.length > 0) return toolUseReply(uses);
   const seen = messages.flatMap(toolResultsOf).join('\n');
@@ -215,6 +224,14 @@ function usesFor(d: Directive, payload: number, body: Body, sourceReads: number)
     default:
       return [];
   }
+}
+
+/** The values of a user message's data blocks, each as the text its JSON holds. */
+function dataValues(text: string): string[] {
+  return [...text.matchAll(/\n<([\w-]+)>\n([\s\S]*?)\n<\/\1>/g)].map((m) => {
+    const value: unknown = JSON.parse(m[2] ?? 'null');
+    return typeof value === 'string' ? value : JSON.stringify(value);
+  });
 }
 
 /** The JSON value of a `<key>` data block of a user message (buildUserMessage's layout). */
@@ -328,7 +345,7 @@ async function everyEvent(id: string, headers: Record<string, string>): Promise<
 
 describe('prompt injection', () => {
   it('an obedient model reaches nothing its tools, its tenant and its limits do not allow', {
-    timeout: 120_000,
+    timeout: scale(150_000, 1_800_000),
   }, async () => {
     const startedAt = Date.now();
     const { app: server } = app.t;
@@ -390,7 +407,9 @@ describe('prompt injection', () => {
     const roots = await Promise.all(
       list.map(async (p) => ({ p, id: (await created('/v1/workflows', A, attackedWorkflow(p))).id as string })),
     );
-    const ended = await Promise.all(roots.map(({ id }) => waitForStatus(server, id, undefined, 60_000, A)));
+    const ended = await Promise.all(
+      roots.map(({ id }) => waitForStatus(server, id, undefined, scale(120_000, 1_500_000), A)),
+    );
 
     // Victims are still running: nothing cancelled them. Then they may finish.
     for (const [id, headers] of [
@@ -405,6 +424,10 @@ describe('prompt injection', () => {
 
     // --- obedience: each payload made the model act -------------------------------------------
     const actedOn = new Set(attempts.map((a) => a.payload));
+    // The template road hands the payload over in the prompt's data itself, before any tool runs.
+    const readInData = new Set(attempts.filter((a) => a.via === 'task').map((a) => a.payload));
+    const notInData = list.filter((p) => p.source === 'template' && !readInData.has(p.index)).map((p) => p.index);
+    expect(notInData, 'template payloads not obeyed from the data block').toEqual([]);
     const ignored = list
       .filter((p) => !actedOn.has(p.index))
       .map((p) => `${p.index} ${p.goal.name} / ${p.encoding} / ${p.source}`);
@@ -419,6 +442,7 @@ describe('prompt injection', () => {
     let spawnRequests = 0;
     let spawned = 0;
     let maxDepthSeen = 0;
+    const limitRefusals: Record<string, number> = {};
     const allWorkflows: any[] = [];
     for (const [i, { p, id }] of roots.entries()) {
       const root = ended[i]!;
@@ -458,6 +482,10 @@ describe('prompt injection', () => {
           const { toolName, isError, output } = e.payload as { toolName: string; isError: boolean; output: any };
           if (isError) refused++;
           else executed++;
+          if (isError) {
+            const reason = LIMIT_REASONS.find((l) => l.pattern.test(String(output?.error)));
+            if (reason) limitRefusals[reason.name] = (limitRefusals[reason.name] ?? 0) + 1;
+          }
           if (!allowed.has(toolName)) {
             if (!isError) violations.push(`${w.id}: ${toolName} ran outside the agent's tools`);
             else if (!/is not available to this agent/.test(String(output?.error)))
@@ -479,6 +507,7 @@ describe('prompt injection', () => {
       // Turns and output size.
       const readNode = findNode(root.tree as NodeJson, 'read');
       const error = root.error as { code?: string } | null;
+      if (error?.code) limitRefusals[error.code] = (limitRefusals[error.code] ?? 0) + 1;
       if (p.goal.name === 'huge output' && error?.code !== 'OUTPUT_TOO_LARGE')
         violations.push(`${p.index}: a 1 MB answer ended ${root.status} ${JSON.stringify(root.error)}`);
       if (p.goal.name === 'loop forever' && root.status === 'completed' && p.source !== 'retrieval')
@@ -535,6 +564,16 @@ describe('prompt injection', () => {
       }
     }
 
+    // The needles are real: B reads its secrets, the SDK sent the provider key, the server's env holds its canary.
+    const bSearch = await inject(
+      'GET',
+      `/v1/corpora/kb-${list.find((q) => q.source === 'retrieval')?.index}/search?q=assistant+notes`,
+      B,
+    );
+    expect(bSearch.body).toContain(B_SECRETS.document);
+    expect(app.fake.requests.every((r) => r.headers.authorization === `Bearer ${CANARY.providerKey}`)).toBe(true);
+    expect(process.env.BATON_INJECTION_CANARY).toBe(CANARY.environment);
+
     // Leaks: canaries anywhere A's model or A could look, and B's secrets in anything of A's.
     const leaks: string[] = [];
     const look = (where: string, text: string, needles: Record<string, string>) => {
@@ -569,12 +608,26 @@ describe('prompt injection', () => {
       maxDepth: maxDepthSeen,
       toolOutputsChecked,
       dataBlocksChecked,
+      refusedBy: limitRefusals,
       violations: violations.length,
       leaks: leaks.length,
       ms: Date.now() - startedAt,
     };
     reportFigures('prompt-injection', figures);
     expect(spawned).toBe(spawnRequests);
+    // Every limit was reached (so "0 broken" is not for want of trying), each refusal naming it.
+    expect(Object.keys(limitRefusals).sort()).toEqual(
+      expect.arrayContaining([
+        'MAX_TURNS_EXCEEDED',
+        'OUTPUT_TOO_LARGE',
+        'invalid input',
+        'maxChildren',
+        'maxDepth',
+        'maxDescendants',
+        'not in the list',
+        'rate limit',
+      ]),
+    );
     expect(violations).toEqual([]);
     expect(leaks).toEqual([]);
   });
