@@ -79,6 +79,8 @@ const C = {
   agentUpdatePassword: canary(''),
   searchQueryPassword: canary(''),
   feedbackNotePassword: canary(''),
+  approveNotePassword: canary(''),
+  rejectReasonBearer: canary(''),
   simErrorPassword: canary(''),
   simPromptPassword: canary(''),
   simInputToken: canary(''),
@@ -502,11 +504,33 @@ describe('canary secrets', () => {
     );
     expect(search.status, search.text).toBe(200);
 
-    const ids: string[] = [];
+    // Two critical tasks wait at their human checkpoint: one approved with a note, one rejected with a reason.
+    const critical = (name: string) => ({
+      name,
+      task: { type: 'migration', complexity: 'critical' },
+      agents: { a: { model: MODEL, enableReflection: false } },
+      root: { type: 'prompt', name: 'plan', agent: 'a', user: 'ECHO plan the migration' },
+    });
+    const approvedId = await submit(critical('approved-migration'));
+    const rejectedId = await submit(critical('rejected-migration'));
+    for (const [id, answer, body] of [
+      [approvedId, 'approve', { note: `ok, the db password: ${C.approveNotePassword.value}` }],
+      [rejectedId, 'reject', { reason: `use Authorization: Bearer ${C.rejectReasonBearer.value} instead` }],
+    ] as const) {
+      await waitFor(
+        `${id} at its checkpoint`,
+        async () => (await call('GET', `/v1/workflows/${id}`)).json().status === 'idle',
+      );
+      await created('POST', `/v1/workflows/${id}/${answer}`, body);
+    }
+
+    const ids: string[] = [approvedId, rejectedId];
     for (const definition of definitions('vault', 'notary')) ids.push(await submit(definition));
     const ended = [];
     for (const id of ids) ended.push(await untilEnded(id));
-    const [err400, err401, err500, tooled, , , registered, simError] = ended;
+    const [approved, rejected, err400, err401, err500, tooled, , , registered, simError] = ended;
+    expect(approved.status, JSON.stringify(approved)).toBe('completed');
+    expect(rejected.error.code, JSON.stringify(rejected)).toBe('CHECKPOINT_REJECTED');
 
     // Each door was really used: the failures carry the provider's (redacted) words, the tools ran.
     for (const failed of [err400, err401, err500, simError])
