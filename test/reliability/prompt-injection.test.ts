@@ -532,6 +532,7 @@ describe('prompt injection', () => {
         workflow_id: string;
         preference_reward: number | null;
       }>;
+      expect(rewards.length).toBeGreaterThanOrEqual(headers === A ? list.length : 1);
       for (const r of rewards.filter((x) => x.preference_reward !== null))
         violations.push(`feedback written for ${r.workflow_id}`);
     }
