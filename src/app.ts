@@ -27,6 +27,7 @@ import { usageAnalyticsRoutes } from './api/usage-analytics.routes.js';
 import { workflowRoutes } from './api/workflows.routes.js';
 import { headersTimeoutMs } from './config.js';
 import type { Deps } from './deps.js';
+import { redactUrl } from './domain/redact.js';
 
 /** Probes are polled constantly: their lines go to debug so they do not drown the rest. */
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -86,7 +87,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     const err = errors.get(request);
     const line = {
       method: request.method,
-      url: request.url,
+      url: redactUrl(request.url),
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
       tenant: request.tenantId || undefined,

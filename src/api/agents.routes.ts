@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { MAX_AGENTS_PER_TENANT, MAX_VERSIONS_PER_AGENT } from '../domain/agents.js';
 import { NotFoundError } from '../domain/errors.js';
 import type { AgentRegistry } from '../domain/ports.js';
+import { redactAgent } from '../engine/definition-redaction.js';
 import {
   AgentGetQuerySchema,
   AgentListQuerySchema,
@@ -46,7 +47,7 @@ export async function agentRoutes(app: FastifyInstance, opts: { deps: { agents: 
       },
     },
     async (request, reply) => {
-      const agent = await agents.create(request.tenantId, request.body.name, request.body.config);
+      const agent = await agents.create(request.tenantId, request.body.name, redactAgent(request.body.config));
       return reply
         .code(201)
         .header('location', `/v1/agents/${encodeURIComponent(agent.name)}`)
@@ -136,7 +137,7 @@ export async function agentRoutes(app: FastifyInstance, opts: { deps: { agents: 
       },
     },
     async (request) => {
-      const agent = await agents.update(request.tenantId, request.params.name, request.body.config);
+      const agent = await agents.update(request.tenantId, request.params.name, redactAgent(request.body.config));
       if (!agent) throw new NotFoundError(`agent ${request.params.name}`);
       return toAgentView(agent);
     },

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { MAX_CORPORA_PER_TENANT, MAX_DOCUMENTS_PER_CORPUS } from '../domain/corpus.js';
 import { NotFoundError } from '../domain/errors.js';
 import type { CorpusStore } from '../domain/ports.js';
+import { redactSecrets } from '../domain/redact.js';
 import {
   AddedDocumentsSchema,
   CorpusListQuerySchema,
@@ -165,7 +166,8 @@ export async function corporaRoutes(app: FastifyInstance, opts: { deps: CorporaR
       const corpus = await owned(request.tenantId, request.params.id);
       const { q, k } = request.query;
       const hits = await corpora.search(request.tenantId, corpus.id, q, k).catch(asQueryError);
-      return { query: q, count: hits.length, hits };
+      // Echoed the way the retrieve tool echoes its query: redacted (DESIGN §13).
+      return { query: redactSecrets(q), count: hits.length, hits };
     },
   );
 }

@@ -2,9 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError, NotFoundError } from '../domain/errors.js';
-import { EfficiencyRecordSchema, FeedbackSchema, RewardRecordSchema } from '../domain/metrics.js';
+import { EfficiencyRecordSchema, type Feedback, FeedbackSchema, RewardRecordSchema } from '../domain/metrics.js';
 import type { Clock, MetricsStore, WorkflowStore } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
+import { redactSecrets } from '../domain/redact.js';
 import { isTerminal } from '../domain/status.js';
 import { COMPLEXITIES } from '../domain/task.js';
 import { efficiencyAggregate, rewardAverages } from '../metrics/aggregate.js';
@@ -81,6 +82,11 @@ function range(query: { from?: string | undefined; to?: string | undefined }): {
   if (query.from !== undefined) out.from = Date.parse(query.from);
   if (query.to !== undefined) out.to = Date.parse(query.to);
   return out;
+}
+
+/** A note is the user's free text, kept with the feedback: a secret pasted into it is not (DESIGN §13). */
+function redactFeedback(feedback: Feedback): Feedback {
+  return feedback.note === undefined ? feedback : { ...feedback, note: redactSecrets(feedback.note) };
 }
 
 function notTerminal(workflow: WorkflowRecord): AppError {
@@ -181,8 +187,12 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
       const { id } = request.params;
       const workflow = await endedWorkflow(request.tenantId, id);
       const at = deps.clock.now();
-      const reward = await deps.metrics.addFeedback(request.tenantId, id, request.body, at, (actions, current) =>
-        withFeedback(current, actions, new Date(at).toISOString()),
+      const reward = await deps.metrics.addFeedback(
+        request.tenantId,
+        id,
+        redactFeedback(request.body),
+        at,
+        (actions, current) => withFeedback(current, actions, new Date(at).toISOString()),
       );
       if (!reward) {
         const why = workflow.status === 'cancelled' ? 'was cancelled' : 'has no reward record';

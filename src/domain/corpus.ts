@@ -4,6 +4,8 @@
  * limits and the chunking rule; the `CorpusStore` port that keeps them is in ports.ts.
  */
 
+import { redactSecrets, redactValue } from './redact.js';
+
 /** Corpora one tenant may hold at a time. */
 export const MAX_CORPORA_PER_TENANT = 100;
 /** Documents one corpus may hold. */
@@ -60,6 +62,27 @@ export interface NewDocument {
   text: string;
   /** Stored with the document, returned by nothing yet (a filter later). */
   metadata?: Record<string, unknown> | undefined;
+}
+
+/**
+ * What a corpus keeps is redacted like everything else baton stores (DESIGN §13): a key or a
+ * password pasted into a document would otherwise be kept, found by search and handed, as a
+ * retrieved chunk, to every model that asks. Only the secrets are replaced; the rest of the text
+ * is kept word for word. Copy-on-write: a document without secrets comes back as is.
+ */
+export function redactDocument(document: NewDocument): NewDocument {
+  const title = document.title === undefined ? undefined : redactSecrets(document.title);
+  const text = redactSecrets(document.text);
+  const metadata = redactValue(document.metadata) as NewDocument['metadata'];
+  if (title === document.title && text === document.text && metadata === document.metadata) return document;
+  return { ...document, title, text, metadata };
+}
+
+/** A corpus description, redacted the same way. */
+export function redactCorpus(corpus: NewCorpus): NewCorpus {
+  if (corpus.description === undefined) return corpus;
+  const description = redactSecrets(corpus.description);
+  return description === corpus.description ? corpus : { ...corpus, description };
 }
 
 export interface AddDocumentsResult {

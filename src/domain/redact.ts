@@ -139,6 +139,25 @@ function redactColonField(
   return `${head}${scheme ?? ''}${REDACTED}`;
 }
 
+/**
+ * A URL for a log line. Percent-encoding hides a secret from the line's redaction
+ * (`?q=password%3A%20hunter2`), so the decoded URL is looked at too: when it holds a secret, the
+ * line shows it decoded and redacted; otherwise the URL as it came (a plain secret in it is still
+ * caught by the logger's redaction of every line).
+ */
+export function redactUrl(url: string): string {
+  if (!url.includes('%') && !url.includes('+')) return url;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(url.replace(/\+/g, ' '));
+  } catch {
+    // Malformed escapes: nothing is hidden behind them.
+    return url;
+  }
+  const redacted = redactSecrets(decoded);
+  return redacted === decoded ? url : redacted;
+}
+
 /** "Bearer of bad news" is prose; a token is long or carries digits/punctuation. */
 function looksLikeToken(candidate: string): boolean {
   return candidate.length >= 20 || /[0-9._~+/=-]/.test(candidate);

@@ -40,17 +40,28 @@ function redactAgents<T extends Record<string, AgentConfig> | undefined>(agents:
   if (agents === undefined) return agents;
   let copy: Record<string, AgentConfig> | undefined;
   for (const [name, agent] of Object.entries(agents)) {
-    const system = agent.system === undefined ? undefined : redactSecrets(agent.system);
-    const simulate = redactValue(agent.simulate) as AgentConfig['simulate'];
-    if (system === agent.system && simulate === agent.simulate) continue;
+    const redacted = redactAgent(agent);
+    if (redacted === agent) continue;
     copy ??= { ...agents };
-    copy[name] = {
-      ...agent,
-      ...(system === undefined ? {} : { system }),
-      ...(simulate === undefined ? {} : { simulate }),
-    };
+    copy[name] = redacted;
   }
   return (copy ?? agents) as T;
+}
+
+/**
+ * One agent's free text — `system` and the `simulate` script — redacted: for a definition's agents,
+ * and for an agent registered under a name (its versions are kept, so a token pasted into its system
+ * prompt would be kept with them). Copy-on-write.
+ */
+export function redactAgent(agent: AgentConfig): AgentConfig {
+  const system = agent.system === undefined ? undefined : redactSecrets(agent.system);
+  const simulate = redactValue(agent.simulate) as AgentConfig['simulate'];
+  if (system === agent.system && simulate === agent.simulate) return agent;
+  return {
+    ...agent,
+    ...(system === undefined ? {} : { system }),
+    ...(simulate === undefined ? {} : { simulate }),
+  };
 }
 
 function redactNode(node: WorkflowNode): WorkflowNode {

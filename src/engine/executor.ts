@@ -17,6 +17,7 @@ import type {
   WorkQueue,
 } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
+import { redactSecrets } from '../domain/redact.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { resolveAgents } from './agent-resolution.js';
@@ -241,7 +242,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
         const now = workflow.checkpoint ? `its checkpoint is ${workflow.checkpoint.state}` : 'it has no checkpoint';
         throw new AppError('CONFLICT', `workflow ${workflowId} is not waiting for approval: ${now}`);
       }
-      await store.commit({ workflows: [{ id: workflowId, checkpoint: { state, reason, at: clock.now() } }] });
+      // The person's note is free text kept in the row and the checkpoint event: redacted (DESIGN §13).
+      const kept = reason === null ? null : redactSecrets(reason);
+      await store.commit({ workflows: [{ id: workflowId, checkpoint: { state, reason: kept, at: clock.now() } }] });
       queue.enqueue(workflowId, tenantId);
       return store.get(tenantId, workflowId);
     },

@@ -3,7 +3,7 @@ import { AppError } from '../domain/errors.js';
 import type { ToolDefinition, ToolResultBlock, ToolUseBlock } from '../domain/llm.js';
 import type { ChildLauncher } from '../domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
-import { redactValue } from '../domain/redact.js';
+import { redactSecrets, redactValue } from '../domain/redact.js';
 import { isTerminal } from '../domain/status.js';
 import { asData, type ToolResult } from '../tools/registry.js';
 import { type SpawnReceipt, type ToolContext, ToolRefusal } from '../tools/tool.js';
@@ -107,7 +107,11 @@ export class RunToolBox implements ToolBox {
     };
   }
 
-  /** A prompt step by the same agent, its user message the description (as data: no templates). */
+  /**
+   * A prompt step by the same agent, its user message the description (as data: no templates). The
+   * name and description are the model's words: redacted like a submitted definition (DESIGN §13),
+   * since they become the child's stored row and its prompt.
+   */
   private async spawn(
     record: NodeRecord,
     agentName: string,
@@ -117,9 +121,10 @@ export class RunToolBox implements ToolBox {
     const parent = this.view.definition;
     const agent = this.view.agent(agentName);
     if (!agent) throw new ToolRefusal(`agent "${agentName}" is not defined`);
+    const name = redactSecrets(request.name);
     const definition: WorkflowDefinition = {
-      name: request.name,
-      input: { task: request.description },
+      name,
+      input: { task: redactSecrets(request.description) },
       agents: { [agentName]: agent },
       root: { type: 'prompt', name: 'spawned', agent: agentName, user: '{{input.task}}' },
     };
@@ -127,7 +132,7 @@ export class RunToolBox implements ToolBox {
     if (this.view.workflow.correlationId) definition.correlationId = this.view.workflow.correlationId;
     let spawned: { workflow: WorkflowRecord; existing: boolean };
     try {
-      spawned = await this.children.spawn({ nodeId: record.id, definition, requestedName: request.name });
+      spawned = await this.children.spawn({ nodeId: record.id, definition, requestedName: name });
     } catch (err) {
       if (err instanceof AppError && err.code === 'LIMIT_EXCEEDED') throw new ToolRefusal(err.message);
       throw err;

@@ -10,6 +10,8 @@ import {
   MAX_DOCUMENTS_PER_REQUEST,
   MAX_QUERY_CHARS,
   MAX_SEARCH_K,
+  redactCorpus,
+  redactDocument,
 } from '../domain/corpus.js';
 import { AppError, NotFoundError, ValidationError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
@@ -179,7 +181,8 @@ export function createSqliteCorpusStore(
   if (nextPurge.get() !== undefined) purge();
 
   return {
-    async create(tenantId, { name, description }) {
+    async create(tenantId, corpus) {
+      const { name, description } = redactCorpus(corpus);
       if (!CORPUS_NAME_PATTERN.test(name)) {
         throw new ValidationError(`name: must match ${CORPUS_NAME_PATTERN.source}`, [
           { path: 'name', message: `must match ${CORPUS_NAME_PATTERN.source}` },
@@ -245,10 +248,11 @@ export function createSqliteCorpusStore(
       const createdAt = options.now();
       let bytes = 0;
       let chunkCount = 0;
-      const prepared = documents.map((document, i) => {
-        if (document.text.length > MAX_DOCUMENT_CHARS) {
+      const prepared = documents.map((given, i) => {
+        if (given.text.length > MAX_DOCUMENT_CHARS) {
           throw limitExceeded(`documents.${i}.text`, `at most ${MAX_DOCUMENT_CHARS} characters (MAX_DOCUMENT_CHARS)`);
         }
+        const document = redactDocument(given);
         const chunks = chunkText(document.text);
         if (chunks.length === 0) {
           throw new ValidationError(`documents.${i}.text: is blank`, [
