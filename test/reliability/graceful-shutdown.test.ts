@@ -1,0 +1,387 @@
+import { Agent } from 'node:http';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeServer, type RecordedRequest, startFakeAnthropic, textMessage } from '../helpers/fake-anthropic.js';
+import {
+  type EventStream,
+  type Outcome,
+  openEventStream,
+  pausedRead,
+  refused,
+  send,
+  slowUpload,
+} from '../helpers/http-client.js';
+import { errorRecords, startServer, stopAllServers, tempDir, waitFor } from '../helpers/server-process.js';
+import { reportFigures, scale } from './scale.js';
+
+/**
+ * Issue 11, graceful shutdown: SIGTERM with 50 HTTP requests in flight and 100 workflows running.
+ * Requests received before the signal get whole answers (no reset), later ones a JSON 503 (or
+ * ECONNREFUSED once the listener is closed), the process exits 0 within SHUTDOWN_GRACE_MS, and
+ * at the next start on the same database every interrupted workflow resumes and completes without
+ * calling a completed node again.
+ *
+ * The real server process and the real Anthropic SDK against a fake with latency. At the signal:
+ * - the 100 workflows are running: step 1 done, step 2 either on the wire (`CONCURRENCY` calls:
+ *   half of them answer within the grace period, half would take far longer and are aborted) or
+ *   waiting for a call slot;
+ * - the 50 requests in flight are what can really be unanswered at a given moment: event streams
+ *   of running workflows, submissions whose body is still being uploaded, large answers the
+ *   client has not read yet, and GETs on keep-alive connections fired back to back.
+ */
+
+const WORKFLOWS = scale(100, 400);
+const CONCURRENCY = 64;
+const GRACE_MS = 3_000;
+/** What the process may take past the grace period: holding and closing the listener (main.ts). */
+const EXIT_SLACK_MS = 2_000;
+const STREAMS = 20;
+const UPLOADS = 10;
+const SLOW_READS = 10;
+const GET_LOOPS = 10;
+/** Step 2 of the quick half answers within the grace period; the other half's would take far longer. */
+const QUICK_CALL_MS = 1_500;
+const LONG_CALL_MS = 60_000;
+const SHORT_CALL_MS = 30;
+const STEPS = 3;
+
+const MODEL = 'anthropic/claude-sonnet-5-5';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Workflow `w<i>`: the even ones are quick. */
+const isQuick = (tag: string) => Number(tag.slice(1)) % 2 === 0;
+
+function definition(tag: string) {
+  return {
+    name: 'shutdown-under-load',
+    input: { tag },
+    agents: { writer: { model: MODEL } },
+    options: { cache: false },
+    root: {
+      type: 'sequence',
+      name: 'main',
+      steps: Array.from({ length: STEPS }, (_, s) => ({
+        type: 'prompt',
+        name: `step-${s + 1}`,
+        agent: 'writer',
+        user: `{{input.tag}} step-${s + 1}`,
+      })),
+    },
+  };
+}
+
+/** "<tag> step-<n>", the first line of the call's user message. */
+function callKey(request: RecordedRequest): string {
+  const content = (request.body as { messages?: Array<{ content: unknown }> } | undefined)?.messages?.[0]?.content;
+  if (typeof content !== 'string') throw new Error(`unexpected request body: ${JSON.stringify(request.body)}`);
+  return content.split('\n')[0] ?? '';
+}
+
+function countByKey(requests: readonly RecordedRequest[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const request of requests) counts.set(callKey(request), (counts.get(callKey(request)) ?? 0) + 1);
+  return counts;
+}
+
+interface EventView {
+  seq: number;
+  type: string;
+}
+
+/** Prompt nodes by "<tag> <node>", read from the file of a stopped server. */
+function promptNodes(dbPath: string, tagOf: ReadonlyMap<string, string>): Map<string, string> {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    const rows = db
+      .prepare("SELECT workflow_id AS workflowId, name, status FROM nodes WHERE type = 'prompt'")
+      .all() as Array<{ workflowId: string; name: string; status: string }>;
+    return new Map(rows.map((r) => [`${tagOf.get(r.workflowId)} ${r.name}`, r.status]));
+  } finally {
+    db.close();
+  }
+}
+
+/** Workflow statuses, read from the database file (the server may be running: WAL readers do not block it). */
+function workflowStatuses(dbPath: string): string[] {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare('SELECT status FROM workflows').all() as Array<{ status: string }>).map((r) => r.status);
+  } finally {
+    db.close();
+  }
+}
+
+/** The drain answer the service gives every late request but liveness. */
+function expectDrainAnswer(answer: Outcome): void {
+  expect(answer.status, `${answer.path}: ${answer.body}`).toBe(503);
+  expect(JSON.parse(answer.body ?? ''), answer.body).toEqual({
+    statusCode: 503,
+    code: 'SHUTTING_DOWN',
+    error: 'Service Unavailable',
+    message: expect.any(String),
+  });
+  expect(answer.headers?.['retry-after'], answer.path).toBe(String(GRACE_MS / 1000));
+}
+
+let fake: FakeServer;
+/** Phase 1: step 2 takes its time; phase 2 (after the restart) every call is short. */
+let phase: 1 | 2 = 1;
+const tmp = tempDir('baton-rel-shutdown-');
+
+beforeAll(async () => {
+  fake = await startFakeAnthropic({
+    defaultReply: (request) => {
+      const key = callKey(request);
+      const [tag = '', step] = key.split(' ');
+      const delayMs = phase === 2 || step !== 'step-2' ? SHORT_CALL_MS : isQuick(tag) ? QUICK_CALL_MS : LONG_CALL_MS;
+      return { body: textMessage(`answer(${key})`), delayMs };
+    },
+  });
+});
+afterAll(async () => {
+  await stopAllServers();
+  await fake?.close();
+  tmp.cleanup();
+});
+
+describe('graceful shutdown under load (SIGTERM)', () => {
+  it('answers what it received, 503s the rest, exits 0 within the grace period, and resumes everything', {
+    timeout: 90_000,
+  }, async () => {
+    const dbPath = tmp.dbPath('shutdown.db');
+    const env = { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url, CONCURRENCY: String(CONCURRENCY) };
+    const first = await startServer({ dbPath, env, shutdownGraceMs: GRACE_MS });
+    const base = new URL(first.url);
+
+    const tags = Array.from({ length: WORKFLOWS }, (_, i) => `w${i}`);
+    const ids = await Promise.all(
+      tags.map(async (tag) => {
+        const res = await fetch(`${first.url}/v1/workflows`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(definition(tag)),
+        });
+        expect(res.status).toBe(202);
+        return ((await res.json()) as { id: string }).id;
+      }),
+    );
+    const tagOf = new Map(ids.map((id, i) => [id, tags[i] as string]));
+
+    // Every call slot busy with a step 2: every step 1 is done, the rest of step 2 waits for a slot.
+    const step2Calls = () => fake.requests.filter((r) => callKey(r).endsWith('step-2')).length;
+    await waitFor('every call slot busy with a step 2', () => step2Calls() >= Math.min(CONCURRENCY, WORKFLOWS), 20_000);
+
+    // The requests in flight at the signal.
+    const streams: Array<{ id: string; stream: EventStream }> = ids
+      .slice(0, STREAMS)
+      .map((id) => ({ id, stream: openEventStream(base, id) }));
+    const uploads = Array.from({ length: UPLOADS }, (_, i) =>
+      slowUpload(base, '/v1/workflows', JSON.stringify(definition(`late-upload-${i}`))),
+    );
+    // Large answers: the OpenAPI document (one buffered write) and the Swagger UI bundle (a file stream).
+    const reads = Array.from({ length: SLOW_READS }, (_, i) =>
+      pausedRead(base, i % 2 === 0 ? '/openapi.json' : '/docs/static/swagger-ui-bundle.js'),
+    );
+    await Promise.all([
+      ...streams.map(({ stream, id }) =>
+        waitFor(`the first frames of ${id}'s stream`, () => stream.parser.events.length > 0, 10_000, 5),
+      ),
+      ...uploads.map((u) => u.headersSent),
+      ...reads.map((r) => r.answering),
+    ]);
+
+    // GETs fired back to back on keep-alive connections, until the listener is gone.
+    const outcomes: Outcome[] = [];
+    let sigtermAt = 0;
+    const loop = async (n: number) => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        for (let i = 0; ; i++) {
+          const path = (n + i) % 3 === 0 ? '/healthz' : `/v1/workflows/${ids[(n * 7 + i) % ids.length]}`;
+          const outcome = await send(agent, base, path);
+          outcomes.push(outcome);
+          if (refused(outcome) || (first.hasExited && outcome.error !== undefined)) return;
+        }
+      } finally {
+        agent.destroy();
+      }
+    };
+    const loops = Promise.all(Array.from({ length: GET_LOOPS }, (_, n) => loop(n)));
+    await waitFor('the GET loops answering', () => outcomes.length >= 5 * GET_LOOPS, 10_000, 5);
+
+    const runningAtSignal = workflowStatuses(dbPath).filter((s) => s === 'running').length;
+    const callsAtSignal = fake.requests.length;
+    sigtermAt = Date.now();
+    first.kill('SIGTERM');
+    let exitedAt = 0;
+    const exited = first.exited.then((exit) => {
+      exitedAt = Date.now();
+      return exit;
+    });
+
+    // After the signal: the uploads finish their bodies, the readers start reading, and new
+    // requests keep coming until the process is gone.
+    await sleep(200);
+    for (const upload of uploads) upload.finish();
+    for (const read of reads) read.resume();
+    const late: Outcome[] = [];
+    const lateProbes = (async () => {
+      while (!first.hasExited) {
+        late.push(
+          ...(await Promise.all([
+            send(undefined, base, '/v1/workflows', {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(definition('late-submit')),
+            }),
+            send(undefined, base, `/v1/workflows/${ids[0]}`),
+            send(undefined, base, '/readyz'),
+            send(undefined, base, '/healthz'),
+          ])),
+        );
+        await sleep(50);
+      }
+    })();
+
+    const exit = await exited;
+    await Promise.all([loops, lateProbes]);
+    const uploadAnswers = await Promise.all(uploads.map((u) => u.answer));
+    const readAnswers = await Promise.all(reads.map((r) => r.answer));
+    const streamEnds = await Promise.all(streams.map(({ stream }) => stream.done));
+    const atExit = promptNodes(dbPath, tagOf);
+    const statusesAtExit = workflowStatuses(dbPath);
+    const before = fake.requests.slice(0, callsAtSignal);
+    const shutdownAt = Number(first.records().find((r) => r.msg === 'shutting down: new requests get 503')?.time);
+
+    // --- Restart on the same database.
+    phase = 2;
+    const cut = fake.requests.length;
+    const restartedAt = Date.now();
+    const second = await startServer({ dbPath, env, shutdownGraceMs: GRACE_MS });
+    const views = await waitFor(
+      'every workflow terminal after the restart',
+      async () => {
+        if (workflowStatuses(dbPath).some((s) => s === 'running' || s === 'idle')) return undefined;
+        const all = await Promise.all(
+          ids.map(async (id) => (await (await fetch(`${second.url}/v1/workflows/${id}`)).json()) as { status: string }),
+        );
+        return all.every((v) => ['completed', 'failed', 'cancelled'].includes(v.status)) ? all : undefined;
+      },
+      60_000,
+      100,
+    );
+    const resumedInMs = Date.now() - restartedAt;
+    // Each interrupted stream resumes from the last event it saw, through to workflowEnd.
+    const resumed = await Promise.all(
+      streams.map(async ({ id, stream }) => {
+        const again = openEventStream(new URL(second.url), id, { lastEventId: stream.parser.events.at(-1)?.id ?? '0' });
+        const end = await again.done;
+        const json = (await (await fetch(`${second.url}/v1/workflows/${id}/events?limit=1000`)).json()) as {
+          items: EventView[];
+        };
+        return { id, first: stream, again, end, all: json.items };
+      }),
+    );
+    const afterCounts = countByKey(fake.requests.slice(cut));
+    const workflowsAfter = workflowStatuses(dbPath).length;
+
+    // --- Figures.
+    const written = outcomes.filter((o) => o.writtenAt !== undefined && o.writtenAt < sigtermAt);
+    const unansweredAtSignal = written.filter((o) => o.answeredAt === undefined || o.answeredAt > sigtermAt);
+    const completedAtExit = [...atExit].filter(([, s]) => s === 'completed').map(([k]) => k);
+    const lateAnswered = late.filter((o) => o.status !== undefined);
+    reportFigures('graceful-shutdown', {
+      workflows: WORKFLOWS,
+      runningAtSignal: runningAtSignal,
+      callsOnTheWireAtSignal: before.length - WORKFLOWS,
+      inFlightAtSignal: {
+        streams: STREAMS,
+        uploads: UPLOADS,
+        slowReads: SLOW_READS,
+        keepAliveGets: unansweredAtSignal.length,
+      },
+      getsBeforeSignal: written.length,
+      lateRequests: late.length + outcomes.length - written.length,
+      late503: lateAnswered.filter((o) => o.status === 503).length + outcomes.filter((o) => o.status === 503).length,
+      lateRefused: late.filter(refused).length + outcomes.filter(refused).length,
+      exitMs: exitedAt - sigtermAt,
+      graceMs: GRACE_MS,
+      nodesCompletedAtExit: completedAtExit.length,
+      callsAfterRestart: fake.requests.length - cut,
+      resumedInMs,
+    });
+
+    // --- The process: exit 0 within the grace period (plus the listener's close), no error logged.
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(exitedAt - sigtermAt).toBeLessThan(GRACE_MS + EXIT_SLACK_MS);
+    expect(errorRecords(first)).toEqual([]);
+    expect(runningAtSignal).toBe(WORKFLOWS);
+
+    // --- Requests received before the signal: whole answers, never a reset.
+    expect(written.length).toBeGreaterThan(0);
+    for (const o of written) {
+      expect(o.error, `${o.path} written before the signal`).toBeUndefined();
+      expect(o.status, o.path).toBe(200);
+    }
+    for (const answer of readAnswers) {
+      expect(answer.error, answer.path).toBeUndefined();
+      expect(answer.status, answer.path).toBe(200);
+      expect(answer.bytes, answer.path).toBeGreaterThan(100_000);
+      if (answer.contentLength !== undefined) expect(answer.bytes, answer.path).toBe(answer.contentLength);
+      if (answer.path === '/openapi.json') expect(() => JSON.parse(answer.body ?? '')).not.toThrow();
+    }
+    // An upload finished after the signal is new work the service no longer takes: a whole 503.
+    for (const answer of uploadAnswers) {
+      expect(answer.error, answer.path).toBeUndefined();
+      expectDrainAnswer(answer);
+    }
+    // Streams end cleanly (the workflows they follow resume later), every frame whole.
+    for (const [i, end] of streamEnds.entries()) {
+      expect(end, streams[i]?.id).toMatchObject({ ended: true });
+      expect(streams[i]?.stream.parser.rest, streams[i]?.id).toBe('');
+    }
+
+    // --- Requests sent after the signal. Until the server has handled it (its log line) a request
+    // may still be served as usual; from then on it gets the drain answer, or is refused once the
+    // listener is closed. Either way a whole answer or a refusal, never a reset.
+    const lateLoopOutcomes = outcomes.filter((o) => !written.includes(o));
+    for (const o of [...late, ...lateLoopOutcomes]) {
+      if (o.status === undefined) {
+        expect(o.error, o.path).toMatch(/^ECONNREFUSED/);
+        continue;
+      }
+      if (o.path === '/healthz') expect(o.status).toBe(200);
+      else if ((o.writtenAt ?? 0) > shutdownAt) expectDrainAnswer(o);
+      else expect([200, 503], o.path).toContain(o.status);
+    }
+    expect(lateAnswered.filter((o) => o.status === 503).length).toBeGreaterThan(0);
+
+    // --- The engine: no call started after the signal, calls that answered in time were committed.
+    const startedLate = fake.requests.slice(0, cut).filter((r) => r.at > shutdownAt + 100);
+    expect(startedLate.map(callKey)).toEqual([]);
+    for (const request of before) {
+      const key = callKey(request);
+      const [tag = ''] = key.split(' ');
+      const answeredInTime = !key.endsWith('step-2') || isQuick(tag);
+      expect(atExit.get(key), key).toBe(answeredInTime ? 'completed' : 'running');
+    }
+    const calledBefore = new Set(before.map(callKey));
+    for (const key of completedAtExit) expect(calledBefore.has(key), `${key} completed without a call`).toBe(true);
+    expect(statusesAtExit.filter((s) => s !== 'running')).toEqual([]);
+
+    // --- The restart: every workflow completes, no completed node is called again.
+    expect(views.map((v) => v.status)).toEqual(ids.map(() => 'completed'));
+    for (const key of completedAtExit) expect(afterCounts.has(key), `${key} called again`).toBe(false);
+    for (const [key, n] of afterCounts) expect(n, key).toBe(1);
+    expect(afterCounts.size).toBe(WORKFLOWS * STEPS - completedAtExit.length);
+    expect(errorRecords(second)).toEqual([]);
+    // The uploads refused during the drain created nothing.
+    expect(workflowsAfter).toBe(WORKFLOWS);
+    for (const { id, first: was, again, end, all } of resumed) {
+      expect(end, id).toMatchObject({ ended: true });
+      const seen = [...was.parser.events, ...again.parser.events].map((e) => Number(e.id));
+      expect(seen, id).toEqual(all.map((e) => e.seq));
+      expect(all.at(-1)?.type, id).toBe('workflowEnd');
+    }
+  });
+});
