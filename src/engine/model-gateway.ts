@@ -184,6 +184,8 @@ export class RunModelGateway implements ModelGateway {
           if (services.isStopping()) throw shuttingDownError();
           await services.llmSlots.acquire(signal, this.tenantId);
           try {
+            // The service may have begun to stop while this call waited for its slot: it must not start.
+            if (services.isStopping()) throw shuttingDownError();
             budget.sent++;
             return await model.client.complete(request, { signal });
           } finally {
