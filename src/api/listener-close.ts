@@ -9,6 +9,8 @@ const MAX_HOLD_MS = 500;
 const LINGER_MS = 1_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Resolves in the check phase, just after a poll phase: every connection waiting in the kernel was accepted in it. */
+const afterPoll = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Closes the listener without resetting anyone (DESIGN §4). While draining, every answer closes
@@ -31,7 +33,13 @@ export async function closeListener(server: Server, lifecycle: Deps['lifecycle']
     lastConnectionAt = Date.now();
   };
   server.on('connection', onConnection);
-  while (Date.now() - lastConnectionAt < QUIET_MS && Date.now() - heldAt < MAX_HOLD_MS) await sleep(10);
+  // Quiet is judged only just after a poll phase: a loop blocked for longer than QUIET_MS (the
+  // drain's last commits, a busy server) has not looked at the accept queue, and the connections
+  // waiting there would be reset by the close.
+  do {
+    await sleep(10);
+    await afterPoll();
+  } while (Date.now() - lastConnectionAt < QUIET_MS && Date.now() - heldAt < MAX_HOLD_MS);
   server.off('connection', onConnection);
   const drained = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
   lifecycle.held = undefined;
