@@ -13,8 +13,8 @@ import { callWithRetry } from './transport-retry.js';
  * Everything between a prompt and a provider for one run (DESIGN §1, §4–§6): the response cache
  * (lookup, collapsing identical concurrent misses, hits that spend nothing), the request budget
  * (`limits.maxLlmCalls` counts provider requests: a limit on money), the global concurrency slots
- * (tenants take turns), the single transport-retry layer, the agentPromptStart/End events and the
- * generation spans.
+ * (a freed one goes to the waiting tenant holding the fewest), the single transport-retry layer, the
+ * agentPromptStart/End events and the generation spans.
  */
 export class RunModelGateway implements ModelGateway {
   constructor(
@@ -195,11 +195,14 @@ export class RunModelGateway implements ModelGateway {
           if (services.isStopping()) throw shuttingDownError();
           await services.llmSlots.acquire(signal, this.tenantId);
           try {
+            // The service may have begun to stop while this call waited for its slot: it must not start
+            // (its claim is given back by the finally below).
+            if (services.isStopping()) throw shuttingDownError();
             claim.send();
             requests++;
             return await model.client.complete(request, { signal });
           } finally {
-            services.llmSlots.release();
+            services.llmSlots.release(this.tenantId);
           }
         },
         {

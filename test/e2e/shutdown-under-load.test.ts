@@ -1,5 +1,6 @@
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type Outcome, refused, send } from '../helpers/http-client.js';
 import { errorRecords, startServer, stopAllServers, tempDir } from '../helpers/server-process.js';
 
 /**
@@ -14,52 +15,6 @@ afterAll(async () => {
   await stopAllServers();
   tmp.cleanup();
 });
-
-interface Outcome {
-  path: string;
-  /** When the request was fully handed to the socket. */
-  writtenAt?: number;
-  /** Sent on a kept-alive connection rather than a fresh one. */
-  reused?: boolean;
-  answeredAt?: number;
-  status?: number;
-  headers?: Record<string, string | string[] | undefined>;
-  body?: string;
-  error?: string;
-}
-
-function send(agent: Agent, base: URL, path: string): Promise<Outcome> {
-  return new Promise((resolve) => {
-    const outcome: Outcome = { path };
-    const failed = (err: NodeJS.ErrnoException) => {
-      outcome.error = `${err.code ?? ''} ${err.message}`.trim();
-      resolve(outcome);
-    };
-    const req = request({ agent, host: base.hostname, port: base.port, path, method: 'GET' }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', failed);
-      res.on('end', () => {
-        Object.assign(outcome, {
-          answeredAt: Date.now(),
-          status: res.statusCode,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString(),
-        });
-        resolve(outcome);
-      });
-    });
-    req.on('finish', () => {
-      outcome.writtenAt = Date.now();
-      outcome.reused = req.reusedSocket;
-    });
-    req.on('error', failed);
-    req.setTimeout(10_000, () => req.destroy(new Error('client timeout')));
-    req.end();
-  });
-}
-
-const refused = (o: Outcome) => o.error?.startsWith('ECONNREFUSED') ?? false;
 
 describe('graceful shutdown under load', () => {
   it('answers every request written before SIGTERM, 503s the rest properly, never resets, exits 0', {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServerProcess, startServer, stopAllServers, tempDir } from '../helpers/server-process.js';
+import { type SseEvent, SseParser } from '../helpers/sse-parser.js';
 
 /**
  * DESIGN §9: a client reading a workflow's SSE stream drops mid-run and reconnects with
@@ -10,62 +11,12 @@ import { type ServerProcess, startServer, stopAllServers, tempDir } from '../hel
 const STEPS = 6;
 const LATENCY_MS = 150;
 
-interface SseEvent {
-  id: string | undefined;
-  event: string | undefined;
-  data: string;
-}
 interface EventView {
   seq: number;
   type: string;
   nodeId: string | null;
   at: string;
   payload: Record<string, unknown>;
-}
-
-/** An incremental SSE parser (the subset the service speaks): frames end at a blank line. */
-class SseParser {
-  readonly events: SseEvent[] = [];
-  comments = 0;
-  private buffer = '';
-
-  push(text: string): SseEvent[] {
-    this.buffer += text.replace(/\r\n?/g, '\n');
-    const parsed: SseEvent[] = [];
-    let end = this.buffer.indexOf('\n\n');
-    while (end >= 0) {
-      const block = this.buffer.slice(0, end);
-      this.buffer = this.buffer.slice(end + 2);
-      const event: SseEvent = { id: undefined, event: undefined, data: '' };
-      let hasField = false;
-      const data: string[] = [];
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) {
-          this.comments++;
-          continue;
-        }
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (field === 'id') event.id = value;
-        else if (field === 'event') event.event = value;
-        else if (field === 'data') data.push(value);
-        else continue;
-        hasField = true;
-      }
-      if (hasField) {
-        event.data = data.join('\n');
-        parsed.push(event);
-        this.events.push(event);
-      }
-      end = this.buffer.indexOf('\n\n');
-    }
-    return parsed;
-  }
-
-  get rest(): string {
-    return this.buffer;
-  }
 }
 
 interface StreamResult {

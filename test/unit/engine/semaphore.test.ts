@@ -39,8 +39,8 @@ describe('fairness across tenants', () => {
     const order: string[] = [];
     const waits = ['a1', 'a2', 'a3'].map((name) => sem.acquire(signal, 'a').then(() => order.push(name)));
     waits.push(sem.acquire(signal, 'b').then(() => order.push('b1')));
-    for (let i = 0; i < 4; i++) {
-      sem.release();
+    for (const group of ['a', 'b', 'a', 'a']) {
+      sem.release(group);
       await Promise.resolve();
       await Promise.resolve();
     }
@@ -59,8 +59,40 @@ describe('fairness across tenants', () => {
     gone.abort(new Error('gave up'));
     await b;
     expect(sem.waiting).toBe(1);
-    sem.release();
+    sem.release('a');
     await c;
     expect(order).toEqual(['b aborted', 'c']);
+  });
+
+  it('a slot a tenant got back stays with it while it waits and holds fewer than the others', async () => {
+    // A's calls are long, B's short: a slot B frees goes to B's next call, not to A's turn,
+    // else every slot B is handed drifts back to A's long calls and B's calls queue up.
+    const sem = createSemaphore(2);
+    const signal = new AbortController().signal;
+    await sem.acquire(signal, 'a');
+    await sem.acquire(signal, 'a');
+    const order: string[] = [];
+    const waits = ['a1', 'a2', 'a3', 'b1', 'b2', 'b3'].map((name) =>
+      sem.acquire(signal, name.slice(0, 1)).then(() => order.push(name)),
+    );
+    const settle = async () => {
+      for (let i = 0; i < 3; i++) await Promise.resolve();
+    };
+    sem.release('a'); // one of A's long calls ends
+    await settle();
+    sem.release('b'); // b1, short, ends
+    await settle();
+    sem.release('b'); // b2 ends
+    await settle();
+    expect(order).toEqual(['b1', 'b2', 'b3']);
+    // With B's line empty A's waiters are served again.
+    sem.release('b');
+    sem.release('a');
+    await settle();
+    expect(order).toEqual(['b1', 'b2', 'b3', 'a1', 'a2']);
+    sem.release('a');
+    sem.release('a');
+    await Promise.all(waits);
+    expect(order.at(-1)).toBe('a3');
   });
 });
