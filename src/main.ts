@@ -1,7 +1,10 @@
-import { closeListener } from './api/listener-close.js';
+import { closeListener, LISTENER_CLOSE_MS } from './api/listener-close.js';
 import { buildApp } from './app.js';
 import { isDevMode, listenHost, loadConfig } from './config.js';
 import { createDeps } from './deps.js';
+
+/** Kept for the last commits, closing the database and the exit itself. */
+const EXIT_MARGIN_MS = 300;
 
 /** Process entry: loadConfig → createDeps → buildApp → listen; signals and graceful shutdown (DESIGN §4). */
 async function main(): Promise<void> {
@@ -14,11 +17,17 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal, graceMs: config.SHUTDOWN_GRACE_MS }, 'shutting down: new requests get 503');
+    // SHUTDOWN_GRACE_MS is the whole time from the signal to the exit: in-flight calls get it minus
+    // what closing the listener takes (at most half of it), and the close gets what is left of it
+    // minus a margin for the last commits and closing the database.
+    const graceMs = config.SHUTDOWN_GRACE_MS;
+    const exitBy = Date.now() + graceMs;
+    const callsGraceMs = graceMs - Math.min(LISTENER_CLOSE_MS + EXIT_MARGIN_MS, graceMs / 2);
+    log.info({ signal, graceMs, callsGraceMs }, 'shutting down: new requests get 503');
     deps.lifecycle.shuttingDown = true;
     try {
-      await deps.executor.shutdown(config.SHUTDOWN_GRACE_MS);
-      await closeListener(app.server, deps.lifecycle);
+      await deps.executor.shutdown(callsGraceMs);
+      await closeListener(app.server, deps.lifecycle, exitBy - Date.now() - EXIT_MARGIN_MS);
       await app.close();
       await deps.close();
       log.info('stopped cleanly');

@@ -7,6 +7,8 @@ import type { Deps } from '../deps.js';
 const QUIET_MS = 50;
 const MAX_HOLD_MS = 500;
 const LINGER_MS = 1_000;
+/** What closing the listener takes at most when it has the time: main.ts keeps it out of the calls' grace. */
+export const LISTENER_CLOSE_MS = MAX_HOLD_MS + LINGER_MS;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 /** Resolves in the check phase, just after a poll phase: every connection waiting in the kernel was accepted in it. */
@@ -22,7 +24,13 @@ const afterPoll = () => new Promise<void>((resolve) => setImmediate(resolve));
  * their 503 with `connection: close`, and clients that reconnect are refused. Whatever is still
  * open after LINGER_MS (clients gone quiet, event streams) is app.close()'s.
  */
-export async function closeListener(server: Server, lifecycle: Deps['lifecycle']): Promise<void> {
+export async function closeListener(
+  server: Server,
+  lifecycle: Deps['lifecycle'],
+  /** The time left before the process must be gone: the hold and the linger shrink to fit it. */
+  budgetMs: number = LISTENER_CLOSE_MS,
+): Promise<void> {
+  const holdMs = Math.min(MAX_HOLD_MS, Math.max(0, budgetMs) / 3);
   let release = () => {};
   lifecycle.held = new Promise<void>((resolve) => {
     release = resolve;
@@ -39,10 +47,11 @@ export async function closeListener(server: Server, lifecycle: Deps['lifecycle']
   do {
     await sleep(10);
     await afterPoll();
-  } while (Date.now() - lastConnectionAt < QUIET_MS && Date.now() - heldAt < MAX_HOLD_MS);
+  } while (Date.now() - lastConnectionAt < QUIET_MS && Date.now() - heldAt < holdMs);
   server.off('connection', onConnection);
   const drained = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
   lifecycle.held = undefined;
   release();
-  await Promise.race([drained, sleep(LINGER_MS)]);
+  const lingerMs = Math.min(LINGER_MS, Math.max(0, budgetMs - (Date.now() - heldAt)));
+  await Promise.race([drained, sleep(lingerMs)]);
 }

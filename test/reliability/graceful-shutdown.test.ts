@@ -36,12 +36,11 @@ const WORKFLOWS = 100;
 const CONCURRENCY = 64;
 const GRACE_MS = 3_000;
 /**
- * SHUTDOWN_GRACE_MS is how long in-flight calls may finish (README); after it the aborted runs
- * commit, and closing the listener takes up to 1.5 s by design (api/listener-close.ts: requests
- * held until connections stop arriving, ≤ 500 ms, then a last request on open connections,
- * ≤ 1 s). The rest of the slack is for a loaded machine: the signal's delivery, closing the database.
+ * SHUTDOWN_GRACE_MS is the whole time from the signal to the exit (README; main.ts keeps up to 1.8 s
+ * of it for closing the listener). The slack is what the test process adds: delivering the signal
+ * and noticing the child's exit on a loaded machine.
  */
-const EXIT_SLACK_MS = 2_500;
+const EXIT_SLACK_MS = 250;
 const STREAMS = 20;
 const UPLOADS = 10;
 const SLOW_READS = 10;
