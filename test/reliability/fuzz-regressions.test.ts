@@ -39,6 +39,8 @@ describe('routing errors go through the one error mapping', () => {
     expect(Object.hasOwn(ERROR_CODES, body.code)).toBe(true);
     expect(body.message).not.toContain('secret-looking');
     expect(requestLines(url)).toHaveLength(1);
+    const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toMatch(/baton_http_requests_total\{[^}]*route="unmatched"[^}]*status="400"[^}]*\} 1/);
   });
 
   it('a path parameter longer than any route takes is a 400 VALIDATION_ERROR naming params, logged once', async () => {
