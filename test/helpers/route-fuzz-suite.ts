@@ -70,7 +70,9 @@ export async function describeRouteFuzz(options: RouteFuzzSuite): Promise<void> 
   await inventory.close();
 
   // Round-robin in test order, so each thread's next result is the one a test waits for next.
-  const threads = Math.max(1, Math.min(2, availableParallelism(), routes.length));
+  // Two threads for two cores (FUZZ_THREADS=1 runs them all in one app, in inventory order).
+  const wanted = Number(process.env.FUZZ_THREADS ?? 2);
+  const threads = Math.max(1, Math.min(wanted, availableParallelism(), routes.length));
   const results = new Map(routes.map(({ route }) => [keyOf(route), deferred()]));
   const workers: Worker[] = [];
   for (let n = 0; n < threads; n++) {

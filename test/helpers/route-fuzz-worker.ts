@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { fuzzRoute, type RouteResult, startFuzzApp } from './route-fuzz.js';
+import { startFuzzApp } from './fuzz-app.js';
+import { fuzzRoute, type RouteResult } from './route-fuzz.js';
 
 /**
  * One thread of the route fuzz (route-fuzz-suite.ts starts it): its own app and fixtures, the
