@@ -7,7 +7,7 @@ import { scale } from './scale.js';
  * content types, with fuzzed path, query and header parameters. 0 answers are 5xx, every 4xx is the
  * error shape with a code of the table, no body carries a stack trace, nothing is logged as an
  * error, Object.prototype is untouched. Seeded per route (the figures print the seed; FUZZ_SEED
- * explores other cases, FUZZ_RUNS changes the count).
+ * explores other cases, FUZZ_RUNS changes the count, FUZZ_THREADS=1 runs every route in one app).
  */
 const runs = Number(process.env.FUZZ_RUNS ?? scale(10_000, 50_000));
 
