@@ -1,6 +1,13 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import fastify, { type FastifyBaseLogger, type FastifyInstance, LogController, type RouteOptions } from 'fastify';
+import fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+  type RouteOptions,
+} from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { agentRoutes } from './api/agents.routes.js';
 import { analyticsRoutes } from './api/analytics.routes.js';
@@ -10,14 +17,14 @@ import { cacheRoutes } from './api/cache.routes.js';
 import { corporaRoutes } from './api/corpora.routes.js';
 import { dashboardRoutes } from './api/dashboard.routes.js';
 import { dashboardPageRoutes } from './api/dashboard-page.routes.js';
-import { type ErrorSink, errorBody, registerErrorHandling } from './api/error-handler.js';
+import { type ErrorSink, errorBody, registerErrorHandling, routingErrorHandler } from './api/error-handler.js';
 import { eventRoutes } from './api/events.routes.js';
 import { healthRoutes } from './api/health.routes.js';
 import { registerJsonBodyParser } from './api/json-body.js';
 import { metricsRoutes } from './api/metrics.routes.js';
 import { nodeToolRoutes } from './api/node-tools.routes.js';
 import { registerOpenApiMetadata, swaggerOptions } from './api/openapi.js';
-import { prometheusRoutes, registerHttpMetrics } from './api/prometheus.routes.js';
+import { prometheusRoutes, recordHttp, registerHttpMetrics } from './api/prometheus.routes.js';
 import { reflectionRoutes } from './api/reflections.routes.js';
 import { routingRoutes } from './api/routing.routes.js';
 import { selectionRoutes } from './api/selection.routes.js';
@@ -28,6 +35,13 @@ import { workflowRoutes } from './api/workflows.routes.js';
 import { headersTimeoutMs } from './config.js';
 import type { Deps } from './deps.js';
 import { redactUrl } from './domain/redact.js';
+
+/**
+ * Longest path parameter the router passes to a route (fastify's default is 100): above every
+ * route's own limit (the longest, a cache key, may have 400 characters), so the route's schema
+ * decides and names the parameter.
+ */
+const MAX_PARAM_LENGTH = 1000;
 
 /** Probes are polled constantly: their lines go to debug so they do not drown the rest. */
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -49,6 +63,9 @@ export interface BuildAppOptions {
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config } = deps;
   const headersTimeout = headersTimeoutMs(config);
+  // Server errors kept for the onResponse log line, so a failing request still logs exactly once.
+  const errors: ErrorSink = new WeakMap();
+  const errorHandling = { sink: errors, unavailableRetryAfterMs: config.SHUTDOWN_GRACE_MS };
   const app = fastify({
     // Typed as fastify's base logger so the instance type stays the plain FastifyInstance.
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -72,7 +89,19 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     forceCloseConnections: 'idle',
     // Fastify's two lines per request are replaced by the single onResponse line below.
     logController: new LogController({ disableRequestLogging: true }),
+    maxParamLength: MAX_PARAM_LENGTH,
+    // The router's own errors (bad percent escape, over-long parameter) through the one mapping.
+    // Its answers run no hooks, so their log line, metric and draining header are written here.
+    frameworkErrors: (err, request, reply) => {
+      if (deps.lifecycle.shuttingDown) reply.header('connection', 'close');
+      reply.raw.once('finish', () => {
+        logRequest(request, reply);
+        recordHttp(deps.telemetry, request, reply);
+      });
+      return answerRoutingError(err, request, reply);
+    },
   });
+  const answerRoutingError = routingErrorHandler({ ...errorHandling, maxParamLength: MAX_PARAM_LENGTH });
 
   const { onRoute } = options;
   if (onRoute) app.addHook('onRoute', (route) => onRoute(route));
@@ -82,8 +111,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   app.setSerializerCompiler(serializerCompiler);
 
   // One log line per request (DESIGN §12); server errors ride on it instead of a second line.
-  const errors: ErrorSink = new WeakMap();
-  app.addHook('onResponse', async (request, reply) => {
+  function logRequest(request: FastifyRequest, reply: FastifyReply): void {
     const err = errors.get(request);
     const line = {
       method: request.method,
@@ -95,7 +123,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     if (err !== undefined) request.log.error({ ...line, err }, 'request failed');
     else if (QUIET_PATHS.has(pathOf(request.url))) request.log.debug(line, 'request');
     else request.log.info(line, 'request');
-  });
+  }
+  app.addHook('onResponse', async (request, reply) => logRequest(request, reply));
 
   // Registered before auth: a draining server answers 503 without looking at credentials.
   // Liveness (/healthz) still answers 200: the process is alive until it exits.
@@ -117,7 +146,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     if (deps.lifecycle.shuttingDown) reply.header('connection', 'close');
   });
 
-  registerErrorHandling(app, { sink: errors, unavailableRetryAfterMs: config.SHUTDOWN_GRACE_MS });
+  registerErrorHandling(app, errorHandling);
   registerAuth(app, config);
   registerBodyGuard(app);
   registerHttpMetrics(app, deps.telemetry);

@@ -20,6 +20,7 @@ const FASTIFY_CODES: Record<string, string> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',
   FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
   FST_ERR_NOT_FOUND: 'NOT_FOUND',
+  FST_ERR_BAD_URL: 'BAD_REQUEST',
 };
 
 const STATUS_CODE_NAMES: Record<number, string> = {
@@ -144,6 +145,9 @@ function transportMessage(e: Partial<FastifyError> & InvalidJsonError, request: 
       return `body is larger than this route's limit of ${request.routeOptions.bodyLimit} bytes`;
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return 'body is empty but content-type is application/json: send a JSON document, or no content-type';
+    case 'FST_ERR_BAD_URL':
+      // Fastify's message repeats the whole path; the client has it already.
+      return 'the URL path is not valid percent-encoded UTF-8 (a % must start an escape such as %2F)';
     default:
       return undefined;
   }
@@ -234,6 +238,23 @@ export function sendError(
   if (err instanceof AppError)
     return reply.code(err.statusCode).send(errorBody(err.statusCode, err.code, 'internal error'));
   return reply.code(500).send(errorBody(500, 'INTERNAL', 'internal error'));
+}
+
+/**
+ * Fastify's `frameworkErrors`: the router answers a malformed percent escape and a path parameter
+ * longer than `maxParamLength` before any hook or route runs, with a body of its own (its internal
+ * code, the whole path echoed, a 414 the table does not have). Handed here, they leave through the
+ * same mapping and request log line as every other answer; an over-long parameter is the 400 a
+ * route's own schema would give it.
+ */
+export function routingErrorHandler(
+  options: ErrorHandlingOptions & { maxParamLength: number },
+): (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply {
+  return (err, request, reply) => {
+    if (err.code !== 'FST_ERR_MAX_PARAM_LENGTH') return sendError(request, reply, err, options);
+    const message = `a path parameter is longer than ${options.maxParamLength} characters`;
+    return sendError(request, reply, new ValidationError(`params: ${message}`, [{ path: 'params', message }]), options);
+  };
 }
 
 export function registerErrorHandling(app: FastifyInstance, options: ErrorHandlingOptions): void {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PrometheusMetrics } from '../telemetry/prometheus.js';
 
 /**
@@ -7,14 +7,17 @@ import type { PrometheusMetrics } from '../telemetry/prometheus.js';
  * URL, so cardinality stays bounded; requests that matched no route are labelled `unmatched`.
  */
 export function registerHttpMetrics(app: FastifyInstance, metrics: PrometheusMetrics): void {
-  app.addHook('onResponse', async (request, reply) => {
-    metrics.observeHttp(
-      request.method,
-      request.routeOptions.url ?? 'unmatched',
-      reply.statusCode,
-      reply.elapsedTime / 1000,
-    );
-  });
+  app.addHook('onResponse', async (request, reply) => recordHttp(metrics, request, reply));
+}
+
+/** One answered request in the metrics (also called for the router's own answers, which run no hooks). */
+export function recordHttp(metrics: PrometheusMetrics, request: FastifyRequest, reply: FastifyReply): void {
+  metrics.observeHttp(
+    request.method,
+    request.routeOptions.url ?? 'unmatched',
+    reply.statusCode,
+    reply.elapsedTime / 1000,
+  );
 }
 
 /**
