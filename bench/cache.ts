@@ -17,9 +17,9 @@
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { cacheKey, type EffectiveRequest, schemaHash } from '../src/cache/cache-key.js';
-import { canonicalJson } from '../src/domain/canonical-json.js';
 import { createResponseCache } from '../src/cache/response-cache.js';
 import type { CachedResponse } from '../src/domain/cache.js';
+import { canonicalJson } from '../src/domain/canonical-json.js';
 import { systemClock } from '../src/inproc/clock.js';
 import { createSqliteCacheStore } from '../src/store/cache.repo.js';
 import { openDatabase } from '../src/store/db.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { JsonSchema, LlmMessage, LlmRequest, ToolDefinition } from '../domain/llm.js';
 import { canonicalJson } from '../domain/canonical-json.js';
+import type { JsonSchema, LlmMessage, LlmRequest, ToolDefinition } from '../domain/llm.js';
 
 /**
  * Cache keys (DESIGN §6): `<namespace>:<sha256 hex>` over the canonical JSON of the request as it
