@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { buildApp } from '../../src/app.js';
+import { type BuildAppOptions, buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createDeps, type Deps, type DepsOverrides } from '../../src/deps.js';
 import type { Status } from '../../src/domain/status.js';
@@ -16,10 +16,14 @@ export interface TestApp {
 }
 
 /** A fully wired app over an in-memory database, with the executor taking work. */
-export async function buildTestApp(env: Record<string, string> = {}, overrides: DepsOverrides = {}): Promise<TestApp> {
+export async function buildTestApp(
+  env: Record<string, string> = {},
+  overrides: DepsOverrides = {},
+  appOptions: BuildAppOptions = {},
+): Promise<TestApp> {
   const config = loadConfig({ DATABASE_PATH: ':memory:', LOG_LEVEL: 'silent', ...env });
   const deps = await createDeps(config, overrides);
-  const app = await buildApp(deps);
+  const app = await buildApp(deps, appOptions);
   await app.ready();
   await deps.executor.start();
   let closed: Promise<void> | undefined;

@@ -1,8 +1,6 @@
 import type { RouteOptions } from 'fastify';
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { createDeps, type DepsOverrides } from '../../src/deps.js';
-import type { TestApp } from './build-app.js';
+import type { DepsOverrides } from '../../src/deps.js';
+import { buildTestApp, type TestApp } from './build-app.js';
 
 /** One method + path the app serves, as fastify's onRoute hook saw it being added. */
 export interface RouteEntry {
@@ -24,10 +22,8 @@ export async function buildInventoriedApp(
   env: Record<string, string> = {},
   overrides: DepsOverrides = {},
 ): Promise<TestApp & { routes: RouteEntry[] }> {
-  const config = loadConfig({ DATABASE_PATH: ':memory:', LOG_LEVEL: 'silent', ...env });
-  const deps = await createDeps(config, overrides);
   const routes: RouteEntry[] = [];
-  const app = await buildApp(deps, {
+  const t = await buildTestApp(env, overrides, {
     onRoute: (route: RouteOptions) => {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
@@ -42,19 +38,5 @@ export async function buildInventoriedApp(
       }
     },
   });
-  await app.ready();
-  await deps.executor.start();
-  let closed: Promise<void> | undefined;
-  return {
-    app,
-    deps,
-    routes,
-    close() {
-      closed ??= (async () => {
-        await app.close();
-        await deps.close();
-      })();
-      return closed;
-    },
-  };
+  return { ...t, routes };
 }
