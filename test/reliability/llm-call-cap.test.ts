@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/domain/definition.js';
 import { ERROR_CODES } from '../../src/domain/errors.js';
 import {
@@ -10,8 +10,8 @@ import {
   script,
   submit,
   useFaultProviders,
+  useRowFigures,
 } from './llm-fault-providers.js';
-import { reportFigures } from './scale.js';
 
 /**
  * The hard cap on LLM calls per workflow (`options.limits.maxLlmCalls`, default 200; DESIGN §9: it
@@ -21,14 +21,7 @@ import { reportFigures } from './scale.js';
  */
 const providers = useFaultProviders();
 
-const figures = new Map<string, Record<string, unknown>>(providers.map((p) => [p.name, {}]));
-function record(p: FaultProvider, row: string, facts: Record<string, unknown>): void {
-  const rows = figures.get(p.name);
-  if (rows) rows[row] = facts;
-}
-afterAll(() => {
-  for (const [name, rows] of figures) reportFigures(`llm-call-cap/${name}`, rows);
-});
+const record = useRowFigures('llm-call-cap', providers);
 
 const TOOL = 'inspect_current_node';
 const looping = (p: FaultProvider) => p.toolUse(TOOL, {});

@@ -1,10 +1,11 @@
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { createLogger } from '../../src/logging/logger.js';
 import { allEvents, type EventJson } from '../helpers/api-fixtures.js';
 import { type TestApp, useAnthropicTestApp, useOpenAiTestApp, waitForStatus } from '../helpers/build-app.js';
 import { errorBody, type FakeReply, type FakeServer, textMessage, toolUseMessage } from '../helpers/fake-anthropic.js';
 import { chatError, chatText, chatToolCall } from '../helpers/fake-openai.js';
 import { createManualClock, type ManualClock } from '../helpers/manual-clock.js';
+import { reportFigures } from './scale.js';
 
 /**
  * The two providers the LLM fault suites run every row against: the fake Anthropic API through the
@@ -238,4 +239,22 @@ export function nestedJson(depth: number): string {
 
 export function reflectionEvents(events: readonly EventJson[]): EventJson[] {
   return events.filter((e) => e.type === 'reflectionStart' || e.type === 'reflectionEnd');
+}
+
+/**
+ * What each row measured, per provider; printed as `<suite>/<provider>` figures after the file's
+ * tests. Returns the function a row records its facts with.
+ */
+export function useRowFigures(
+  suite: string,
+  providers: readonly FaultProvider[],
+): (p: FaultProvider, row: string, facts: Record<string, unknown>) => void {
+  const figures = new Map<string, Record<string, unknown>>(providers.map((p) => [p.name, {}]));
+  afterAll(() => {
+    for (const [name, rows] of figures) reportFigures(`${suite}/${name}`, rows);
+  });
+  return (p, row, facts) => {
+    const rows = figures.get(p.name);
+    if (rows) rows[row] = facts;
+  };
 }

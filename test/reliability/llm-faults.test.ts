@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../src/domain/errors.js';
 import { allEvents, waitForEvent, waitUntil } from '../helpers/api-fixtures.js';
 import { waitForStatus } from '../helpers/build-app.js';
@@ -16,8 +16,8 @@ import {
   script,
   submit,
   useFaultProviders,
+  useRowFigures,
 } from './llm-fault-providers.js';
-import { reportFigures } from './scale.js';
 
 /**
  * The LLM fault matrix (issue 11): every row against both providers, the fake Anthropic API through
@@ -29,15 +29,7 @@ import { reportFigures } from './scale.js';
  */
 const providers = useFaultProviders();
 
-/** What each row measured, per provider: printed with reportFigures at the end. */
-const figures = new Map<string, Record<string, unknown>>(providers.map((p) => [p.name, {}]));
-function record(p: FaultProvider, row: string, facts: Record<string, unknown>): void {
-  const rows = figures.get(p.name);
-  if (rows) rows[row] = facts;
-}
-afterAll(() => {
-  for (const [name, rows] of figures) reportFigures(`llm-faults/${name}`, rows);
-});
+const record = useRowFigures('llm-faults', providers);
 
 /** Every provider with every row: `it.each` over provider × fault. */
 function matrix<R extends { fault: string }>(rows: readonly R[]): Array<{ p: FaultProvider } & R> {
