@@ -111,8 +111,13 @@ const LIST_FILTERS = [
   ['parentWorkflowId', 'parent_workflow_id = ?'],
 ] as const;
 const CURSOR_BIT = 1 << LIST_FILTERS.length;
-/** Parsed definitions kept in memory, by the size of their JSON text. */
-const DEFINITION_CACHE_BYTES = 32 * 1024 * 1024;
+/**
+ * Parsed definitions kept in memory: those of running and recently read workflows, not of every
+ * workflow ever stored. Bounded by entries, and by their JSON text (a parsed definition takes
+ * several times its text in heap, so 8 MiB of text is some tens of MiB at worst).
+ */
+export const DEFINITION_CACHE_ENTRIES = 1000;
+const DEFINITION_CACHE_BYTES = 8 * 1024 * 1024;
 
 export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): WorkflowStore {
   const journal = createJournalRepo(db);
@@ -171,7 +176,10 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
   const selectDefinition = db.prepare<[string], string>('SELECT definition FROM workflows WHERE id = ?').pluck();
   // A workflow's definition never changes once stored: parsed once (or taken as submitted), then
   // served from here to every read, instead of JSON.parse + zod on each GET and resume.
-  const definitions = new LRUCache<string, WorkflowDefinition>({ maxSize: DEFINITION_CACHE_BYTES });
+  const definitions = new LRUCache<string, WorkflowDefinition>({
+    max: DEFINITION_CACHE_ENTRIES,
+    maxSize: DEFINITION_CACHE_BYTES,
+  });
   const remember = (id: string, definition: WorkflowDefinition, bytes: number): WorkflowDefinition => {
     definitions.set(id, definition, { size: Math.max(1, bytes) });
     return definition;
