@@ -89,7 +89,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     forceCloseConnections: 'idle',
     // Fastify's two lines per request are replaced by the single onResponse line below.
     logController: new LogController({ disableRequestLogging: true }),
-    maxParamLength: MAX_PARAM_LENGTH,
+    // Under routerOptions: fastify 5 deprecates the top-level option (FSTDEP022).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // The router's own errors (bad percent escape, over-long parameter) through the one mapping.
     // Its answers run no hooks, so their log line, metric and draining header are written here.
     frameworkErrors: (err, request, reply) => {
