@@ -23,6 +23,17 @@ const providers = useFaultProviders();
 
 const record = useRowFigures('llm-call-cap', providers);
 
+/** `count` prompt steps on agent `a`, named `<name><i>`, each asking `<text> <i>.`, with `extra(i)` merged in. */
+function promptSteps(count: number, name: string, text: string, extra: (i: number) => object = () => ({})) {
+  return Array.from({ length: count }, (_, i) => ({
+    type: 'prompt',
+    name: `${name}${i}`,
+    agent: 'a',
+    user: `${text} ${i}.`,
+    ...extra(i),
+  }));
+}
+
 const TOOL = 'inspect_current_node';
 const looping = (p: FaultProvider) => p.toolUse(TOOL, {});
 
@@ -87,13 +98,7 @@ describe('limits.maxLlmCalls holds', () => {
     script(p, [], looping(p));
     // Four optional loops of 45 requests each fail with MAX_TURNS_EXCEEDED and the sequence goes
     // on (180 requests); the fifth loop is refused its 21st call, the 201st of the workflow.
-    const steps = Array.from({ length: 5 }, (_, i) => ({
-      type: 'prompt',
-      name: `loop${i}`,
-      agent: 'a',
-      user: `Loop ${i}.`,
-      ...(i < 4 ? { maxTurns: 45, optional: true } : { maxTurns: 50 }),
-    }));
+    const steps = promptSteps(5, 'loop', 'Loop', (i) => (i < 4 ? { maxTurns: 45, optional: true } : { maxTurns: 50 }));
     const body = {
       ...promptDefinition(p, {}, { reflection: { enabled: false } }, { tools: [TOOL] }),
       root: { type: 'sequence', name: 'loops', steps },
@@ -109,12 +114,7 @@ describe('limits.maxLlmCalls holds', () => {
     const cap = 3;
     const branches = 6;
     script(p, [], p.text('a branch answer'));
-    const steps = Array.from({ length: branches }, (_, i) => ({
-      type: 'prompt',
-      name: `b${i}`,
-      agent: 'a',
-      user: `Branch ${i}.`,
-    }));
+    const steps = promptSteps(branches, 'b', 'Branch');
     const body = {
       ...promptDefinition(p, {}, { ...capped(cap), reflection: { enabled: false } }),
       root: { type: 'parallel', name: 'fan', steps },
@@ -130,13 +130,7 @@ describe('limits.maxLlmCalls holds', () => {
   it.each(providers)('$name: parallel tool loops stop at the cap together', async (p) => {
     const cap = 10;
     script(p, [], looping(p));
-    const steps = Array.from({ length: 4 }, (_, i) => ({
-      type: 'prompt',
-      name: `b${i}`,
-      agent: 'a',
-      user: `Loop ${i}.`,
-      maxTurns: 50,
-    }));
+    const steps = promptSteps(4, 'b', 'Loop', () => ({ maxTurns: 50 }));
     const body = {
       ...promptDefinition(p, {}, { ...capped(cap), reflection: { enabled: false } }, { tools: [TOOL] }),
       root: { type: 'parallel', name: 'fan', steps },
@@ -153,12 +147,7 @@ describe('the requests a workflow sent are counted once', () => {
   it.each(providers)('$name: parallel branches under the cap: provider_requests = requests the fake saw', async (p) => {
     const branches = 4;
     script(p, [], p.text('a branch answer'));
-    const steps = Array.from({ length: branches }, (_, i) => ({
-      type: 'prompt',
-      name: `b${i}`,
-      agent: 'a',
-      user: `Branch ${i}.`,
-    }));
+    const steps = promptSteps(branches, 'b', 'Branch');
     const body = { ...promptDefinition(p), root: { type: 'parallel', name: 'fan', steps } };
     const { done, events } = await runThroughRetries(p, await submit(p, body));
     expect(done.status).toBe('completed');
