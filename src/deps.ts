@@ -127,12 +127,14 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   if (config.ANTHROPIC_API_KEY) {
     providers.anthropic = createAnthropicProvider({
       apiKey: config.ANTHROPIC_API_KEY,
+      maxResponseBytes: config.MAX_PROVIDER_RESPONSE_BYTES,
       ...(config.ANTHROPIC_BASE_URL ? { baseURL: config.ANTHROPIC_BASE_URL } : {}),
     });
   }
   if (config.OPENAI_BASE_URL) {
     providers.openai = createOpenAiProvider({
       baseURL: config.OPENAI_BASE_URL,
+      maxResponseBytes: config.MAX_PROVIDER_RESPONSE_BYTES,
       ...(config.OPENAI_API_KEY ? { apiKey: config.OPENAI_API_KEY } : {}),
     });
   }

@@ -184,6 +184,8 @@ export type ProviderErrorKind =
   | 'server'
   /** A 2xx whose body is not valid JSON or not the expected shape (or has nothing to use). */
   | 'bad_response'
+  /** A body past the byte cap: LLM_BAD_RESPONSE too, but never retried (the same body would come back). */
+  | 'oversized_response'
   | 'authentication'
   | 'permission'
   | 'quota'
@@ -196,6 +198,7 @@ const KIND_CODE = {
   connection: 'LLM_CONNECTION',
   server: 'LLM_SERVER_ERROR',
   bad_response: 'LLM_BAD_RESPONSE',
+  oversized_response: 'LLM_BAD_RESPONSE',
   authentication: 'LLM_AUTHENTICATION',
   permission: 'LLM_PERMISSION',
   quota: 'LLM_QUOTA',
@@ -215,6 +218,11 @@ export class ProviderError extends AppError {
     this.name = 'ProviderError';
     this.kind = kind;
     this.httpStatus = options.httpStatus;
+  }
+
+  /** As its code says (ERROR_CODES), except an oversized body: asking again would download it again. */
+  override get retryable(): boolean {
+    return this.kind !== 'oversized_response' && super.retryable;
   }
 
   /** The wait the provider asked for is kept with the failure: it says when trying again makes sense. */

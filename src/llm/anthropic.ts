@@ -16,6 +16,7 @@ import { ProviderError } from '../domain/errors.js';
 import type { ContentBlock, LlmRequest, LlmResponse, StopReason } from '../domain/llm.js';
 import type { LlmProvider } from '../domain/ports.js';
 import { badResponse, firstIssue, requireContent } from './bad-response.js';
+import { cappedFetch, isNetworkFailure, oversizedResponse } from './capped-body.js';
 import { httpProviderError, redact } from './retry-after.js';
 
 /**
@@ -49,9 +50,15 @@ type Message = z.infer<typeof MessageSchema>;
  * `anthropic/<model>` through the official SDK (DESIGN §7). The SDK never retries (`maxRetries: 0`):
  * the executor is the only retry layer, and it decides from the ProviderError kind alone.
  */
-export function createAnthropicProvider(options: { apiKey: string; baseURL?: string }): LlmProvider {
+export function createAnthropicProvider(options: {
+  apiKey: string;
+  baseURL?: string;
+  /** Bytes of one answer, read while it streams (MAX_PROVIDER_RESPONSE_BYTES). */
+  maxResponseBytes: number;
+}): LlmProvider {
   const client = new Anthropic({
     apiKey: options.apiKey,
+    fetch: cappedFetch(options.maxResponseBytes),
     ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
     maxRetries: 0,
     // An explicit timeout stops the SDK refusing large non-streaming `max_tokens`; the real deadline
@@ -154,6 +161,9 @@ function toResponse(message: Message, request: LlmRequest): LlmResponse {
 function toProviderFailure(err: unknown, signal: AbortSignal, apiKey: string): unknown {
   if (signal.aborted) return signal.reason;
   if (err instanceof APIUserAbortError) return err;
+  // Before the connection classes: the SDK wraps what its fetch throws in APIConnectionError.
+  const oversized = oversizedResponse(err, 'Anthropic');
+  if (oversized) return oversized;
   if (err instanceof APIConnectionTimeoutError) {
     return new ProviderError('timeout', 'Anthropic request timed out', { cause: err });
   }
@@ -175,17 +185,11 @@ function toProviderFailure(err: unknown, signal: AbortSignal, apiKey: string): u
   if (err instanceof SyntaxError) {
     return badResponse('Anthropic', `a body that is not JSON (${err.message})`, { apiKey, cause: err });
   }
-  if (isBodyCut(err)) {
+  // undici rejects a body read with `TypeError('terminated')` when the connection drops mid-body.
+  if (isNetworkFailure(err)) {
     return new ProviderError('connection', 'Anthropic connection failed while reading the response body', {
       cause: err,
     });
   }
   return err;
-}
-
-/** undici rejects a body read with `TypeError('terminated')` (cause: the socket error) when the connection drops mid-body. */
-function isBodyCut(err: unknown): boolean {
-  if (!(err instanceof TypeError)) return false;
-  const cause = (err as { cause?: { code?: unknown } }).cause;
-  return err.message === 'terminated' || typeof cause?.code === 'string';
 }

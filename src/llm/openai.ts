@@ -4,6 +4,7 @@ import { ProviderError } from '../domain/errors.js';
 import type { ContentBlock, LlmMessage, LlmRequest, LlmResponse, StopReason } from '../domain/llm.js';
 import type { LlmProvider } from '../domain/ports.js';
 import { badResponse, firstIssue, requireContent } from './bad-response.js';
+import { cappedFetch, isNetworkFailure, oversizedResponse } from './capped-body.js';
 import { httpProviderError, redact } from './retry-after.js';
 
 /**
@@ -59,9 +60,15 @@ type ChatCompletion = z.infer<typeof ChatCompletionSchema>;
 
 const MAX_ERROR_BODY_CHARS = 2000;
 
-export function createOpenAiProvider(options: { baseURL: string; apiKey?: string; fetch?: typeof fetch }): LlmProvider {
+export function createOpenAiProvider(options: {
+  baseURL: string;
+  apiKey?: string;
+  /** Bytes of one answer, read while it streams (MAX_PROVIDER_RESPONSE_BYTES). */
+  maxResponseBytes: number;
+  fetch?: typeof fetch;
+}): LlmProvider {
   const endpoint = `${options.baseURL.replace(/\/+$/, '')}/chat/completions`;
-  const doFetch = options.fetch ?? fetch;
+  const doFetch = cappedFetch(options.maxResponseBytes, options.fetch ?? fetch);
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
 
@@ -84,9 +91,15 @@ export function createOpenAiProvider(options: { baseURL: string; apiKey?: string
       } catch (err) {
         if (signal.aborted) throw signal.reason;
         if (err instanceof ProviderError) throw err;
+        const oversized = oversizedResponse(err, 'OpenAI-compatible server');
+        if (oversized) throw oversized;
+        const timedOut = err instanceof Error && err.name === 'TimeoutError';
+        // Only the network's failures are connection errors (retried); anything else is ours.
+        if (!timedOut && !isNetworkFailure(err)) throw err;
         const detail = redact(err instanceof Error ? err.message : String(err), options.apiKey);
-        const kind = err instanceof Error && err.name === 'TimeoutError' ? 'timeout' : 'connection';
-        throw new ProviderError(kind, `OpenAI-compatible request failed: ${detail}`, { cause: err });
+        throw new ProviderError(timedOut ? 'timeout' : 'connection', `OpenAI-compatible request failed: ${detail}`, {
+          cause: err,
+        });
       }
     },
   };

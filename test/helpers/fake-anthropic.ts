@@ -19,6 +19,11 @@ export interface FakeReply {
    */
   fault?: 'truncate' | 'reset';
   headers?: Record<string, string>;
+  /**
+   * A 200 of `count` copies of `chunk`, chunked (no content-length), written as fast as the client
+   * reads: a body of any size without holding it in memory. Counted in `FakeServer.bytesSent`.
+   */
+  stream?: { chunk: string; count: number };
   delayMs?: number;
   /** Never answer; the client has to abort (close() still ends it). */
   hang?: boolean;
@@ -39,6 +44,8 @@ export interface FakeServer {
   /** `http://127.0.0.1:<port>` plus the API's base path (see each starter). */
   url: string;
   requests: RecordedRequest[];
+  /** Body bytes written by `stream` replies so far (what the client was made to download). */
+  readonly bytesSent: number;
   enqueue(...replies: ReplySource[]): void;
   setDefault(reply: ReplySource): void;
   close(): Promise<void>;
@@ -60,6 +67,7 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let defaultReply = spec.defaultReply;
+  let bytesSent = 0;
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -98,6 +106,12 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
 
   function deliver(res: ServerResponse, reply: FakeReply, request: RecordedRequest): void {
     if (reply.hang) return;
+    if (reply.stream) {
+      streamBody(res, reply.stream, (bytes) => {
+        bytesSent += bytes;
+      });
+      return;
+    }
     const finished = { ...reply, body: spec.finishBody ? spec.finishBody(reply.body, request) : reply.body };
     if (!reply.delayMs) {
       send(res, finished);
@@ -117,6 +131,9 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
   return {
     url: `http://127.0.0.1:${address.port}${spec.basePath}`,
     requests,
+    get bytesSent() {
+      return bytesSent;
+    },
     enqueue: (...replies) => {
       queue.push(...replies);
     },
@@ -131,6 +148,29 @@ export async function startFakeServer(spec: FakeServerSpec): Promise<FakeServer>
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Writes the chunks one after another, each when the socket has room, until done or the client leaves. */
+function streamBody(
+  res: ServerResponse,
+  stream: { chunk: string; count: number },
+  onWrite: (bytes: number) => void,
+): void {
+  const chunk = Buffer.from(stream.chunk);
+  res.writeHead(200, { 'content-type': 'application/json' });
+  let left = stream.count;
+  const pump = (): void => {
+    while (left > 0 && !res.destroyed) {
+      left--;
+      onWrite(chunk.length);
+      if (!res.write(chunk)) {
+        res.once('drain', pump);
+        return;
+      }
+    }
+    if (left === 0 && !res.destroyed) res.end();
+  };
+  pump();
 }
 
 function send(res: ServerResponse, reply: FakeReply): void {

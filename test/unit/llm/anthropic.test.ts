@@ -21,7 +21,7 @@ let provider: LlmProvider;
 
 beforeAll(async () => {
   fake = await startFakeAnthropic();
-  provider = createAnthropicProvider({ apiKey: API_KEY, baseURL: fake.url });
+  provider = createAnthropicProvider({ maxResponseBytes: 16 * 1024 * 1024, apiKey: API_KEY, baseURL: fake.url });
 });
 afterAll(async () => {
   await fake.close();
@@ -194,7 +194,7 @@ describe('anthropic provider: transport failures', () => {
     const closed = await startFakeAnthropic();
     const url = closed.url;
     await closed.close();
-    const unreachable = createAnthropicProvider({ apiKey: API_KEY, baseURL: url });
+    const unreachable = createAnthropicProvider({ maxResponseBytes: 16 * 1024 * 1024, apiKey: API_KEY, baseURL: url });
     const err = await providerFailure(unreachable.complete(request(), { signal }));
     expect(err.kind).toBe('connection');
     expect(err.message).not.toContain(API_KEY);
@@ -203,7 +203,11 @@ describe('anthropic provider: transport failures', () => {
   it('close() ends a hanging reply so the client sees a connection failure', async () => {
     const server = await startFakeAnthropic();
     server.enqueue({ hang: true });
-    const client = createAnthropicProvider({ apiKey: API_KEY, baseURL: server.url });
+    const client = createAnthropicProvider({
+      maxResponseBytes: 16 * 1024 * 1024,
+      apiKey: API_KEY,
+      baseURL: server.url,
+    });
     const pending = providerFailure(client.complete(request(), { signal }));
     while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     await server.close();

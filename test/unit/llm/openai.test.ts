@@ -14,7 +14,7 @@ let provider: LlmProvider;
 
 beforeAll(async () => {
   fake = await startFakeOpenAi();
-  provider = createOpenAiProvider({ baseURL: fake.url, apiKey: API_KEY });
+  provider = createOpenAiProvider({ maxResponseBytes: 16 * 1024 * 1024, baseURL: fake.url, apiKey: API_KEY });
 });
 afterAll(async () => {
   await fake.close();
@@ -180,7 +180,7 @@ describe('openai-compatible provider against the fake server', () => {
   });
 
   it('works without an API key and with a base URL without /v1', async () => {
-    const bare = createOpenAiProvider({ baseURL: fake.url.replace(/\/v1$/, '/') });
+    const bare = createOpenAiProvider({ maxResponseBytes: 16 * 1024 * 1024, baseURL: fake.url.replace(/\/v1$/, '/') });
     fake.enqueue({ body: chatText('local') });
     expect(responseText(await bare.complete(request({ system: undefined }), { signal }))).toBe('local');
     const sent = fake.requests[0]!;
@@ -194,7 +194,11 @@ describe('openai-compatible provider: transport failures', () => {
   it('a refused connection → connection', async () => {
     const closed = await startFakeOpenAi();
     await closed.close();
-    const unreachable = createOpenAiProvider({ baseURL: closed.url, apiKey: API_KEY });
+    const unreachable = createOpenAiProvider({
+      maxResponseBytes: 16 * 1024 * 1024,
+      baseURL: closed.url,
+      apiKey: API_KEY,
+    });
     const err = await providerFailure(unreachable.complete(request(), { signal }));
     expect(err.kind).toBe('connection');
     expect(err.retryable).toBe(true);

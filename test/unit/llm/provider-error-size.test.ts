@@ -31,8 +31,20 @@ afterAll(async () => {
 
 describe('a provider error message is bounded', () => {
   it.each([
-    ['Anthropic', () => createAnthropicProvider({ apiKey: 'sk-ant-test-000', baseURL: anthropic.url })],
-    ['OpenAI-compatible', () => createOpenAiProvider({ apiKey: 'sk-openai-test-000', baseURL: openai.url })],
+    [
+      'Anthropic',
+      () =>
+        createAnthropicProvider({
+          maxResponseBytes: 16 * 1024 * 1024,
+          apiKey: 'sk-ant-test-000',
+          baseURL: anthropic.url,
+        }),
+    ],
+    [
+      'OpenAI-compatible',
+      () =>
+        createOpenAiProvider({ maxResponseBytes: 16 * 1024 * 1024, apiKey: 'sk-openai-test-000', baseURL: openai.url }),
+    ],
   ])('%s: how much was cut, then the start of a 1 MB message', async (name, provider) => {
     const err = await providerFailure(provider().complete(request, { signal }));
     expect(err.kind).toBe('invalid_request');
