@@ -17,6 +17,7 @@ import { cacheRoutes } from './api/cache.routes.js';
 import { corporaRoutes } from './api/corpora.routes.js';
 import { dashboardRoutes } from './api/dashboard.routes.js';
 import { dashboardPageRoutes } from './api/dashboard-page.routes.js';
+import { registerDevModeGuard } from './api/dev-mode-guard.js';
 import { type ErrorSink, errorBody, registerErrorHandling, routingErrorHandler } from './api/error-handler.js';
 import { eventRoutes } from './api/events.routes.js';
 import { healthRoutes } from './api/health.routes.js';
@@ -148,6 +149,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   });
 
   registerErrorHandling(app, errorHandling);
+  registerDevModeGuard(app, config);
   registerAuth(app, config);
   registerBodyGuard(app);
   registerHttpMetrics(app, deps.telemetry);
