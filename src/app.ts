@@ -18,6 +18,7 @@ import { corporaRoutes } from './api/corpora.routes.js';
 import { dashboardRoutes } from './api/dashboard.routes.js';
 import { dashboardPageRoutes } from './api/dashboard-page.routes.js';
 import { registerDevModeGuard } from './api/dev-mode-guard.js';
+import { docsPageOptions } from './api/docs-page.js';
 import { type ErrorSink, errorBody, registerErrorHandling, routingErrorHandler } from './api/error-handler.js';
 import { eventRoutes } from './api/events.routes.js';
 import { healthRoutes } from './api/health.routes.js';
@@ -156,7 +157,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
 
   registerOpenApiMetadata();
   await app.register(fastifySwagger, swaggerOptions);
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  await app.register(fastifySwaggerUi, docsPageOptions);
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   // A browser pointed at the service lands on the web dashboard (it links to /docs); public like /docs.

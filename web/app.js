@@ -7,6 +7,7 @@ const main = document.getElementById('main');
 const keyForm = document.getElementById('key-form');
 const keyInput = document.getElementById('key-input');
 const keyMessage = document.getElementById('key-message');
+const keyRemember = document.getElementById('key-remember');
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const STATUSES = ['idle', 'running', 'completed', 'failed', 'cancelled'];
 
@@ -34,8 +35,12 @@ function el(tag, attrs = {}, ...children) {
 
 class Unauthorized extends Error {}
 
+// The key lives in this tab's sessionStorage (gone when the tab closes) unless the user asks to
+// remember it on this device (localStorage, shared by every page of this origin, /docs included).
+const storedKey = () => sessionStorage.getItem(KEY_STORAGE) ?? localStorage.getItem(KEY_STORAGE);
+
 function authHeaders() {
-  const key = localStorage.getItem(KEY_STORAGE);
+  const key = storedKey();
   return key ? { authorization: `Bearer ${key}` } : {};
 }
 
@@ -59,12 +64,17 @@ async function api(path, options = {}) {
 
 keyForm.addEventListener('submit', (event) => {
   event.preventDefault();
-  localStorage.setItem(KEY_STORAGE, keyInput.value.trim());
+  const key = keyInput.value.trim();
+  sessionStorage.removeItem(KEY_STORAGE);
+  localStorage.removeItem(KEY_STORAGE);
+  (keyRemember.checked ? localStorage : sessionStorage).setItem(KEY_STORAGE, key);
   keyInput.value = '';
+  keyRemember.checked = false;
   keyForm.hidden = true;
   route();
 });
 document.getElementById('key-forget').addEventListener('click', () => {
+  sessionStorage.removeItem(KEY_STORAGE);
   localStorage.removeItem(KEY_STORAGE);
   keyMessage.textContent = 'key forgotten';
 });

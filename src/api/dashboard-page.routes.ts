@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 /**
  * The web dashboard (GET /dashboard): static files from the top-level web/ folder and uPlot from
  * its npm package, all served by baton itself (no CDN, no build step). Public like /docs: the page
- * holds no data; its fetches go to /v1 with the key the user typed (kept in localStorage).
+ * holds no data; its fetches go to /v1 with the key the user typed (in sessionStorage, or localStorage when asked to remember it).
  */
 
 const WEB_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
