@@ -180,7 +180,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   await app.register(corporaRoutes, { deps });
   await app.register(agentRoutes, { deps });
   await app.register(selectionRoutes, { deps });
-  await app.register(prometheusRoutes, { metrics: deps.telemetry });
+  await app.register(prometheusRoutes, { metrics: deps.telemetry, token: config.METRICS_TOKEN });
 
   return app;
 }

@@ -74,6 +74,7 @@ export const ConfigSchema = z
     DATABASE_PATH: z.string().min(1).default('./data/baton.db'),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     API_KEYS: ApiKeysSchema.default([]),
+    METRICS_TOKEN: z.string().min(16, { message: 'must have 16+ characters' }).optional(),
     ANTHROPIC_API_KEY: z.string().min(1).optional(),
     ANTHROPIC_BASE_URL: z.url().optional(),
     OPENAI_BASE_URL: z.url().optional(),

@@ -192,6 +192,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     queueDepth: () => queue.depth,
     running: () => executor.running,
     walFrames: () => checkpointer?.walFrames() ?? 0,
+    modelClass: (id) => models.classOf(id),
   });
 
   let closed: Promise<void> | undefined;

@@ -41,7 +41,17 @@ export function findTenant(keys: readonly KeyHash[], presented: string): string 
   return tenant;
 }
 
-function bearerToken(header: string | undefined): string | undefined {
+/** Whether `presented` is the secret `hash` was made from, in time independent of where they differ. */
+export function matchesSecret(presented: string, hash: Buffer): boolean {
+  return timingSafeEqual(sha256(presented), hash);
+}
+
+/** The digest `matchesSecret` compares against, made once from the configured secret. */
+export function secretHash(secret: string): Buffer {
+  return sha256(secret);
+}
+
+export function bearerToken(header: string | undefined): string | undefined {
   if (!header) return undefined;
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
   return match?.[1];

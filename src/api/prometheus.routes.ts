@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PrometheusMetrics } from '../telemetry/prometheus.js';
+import { bearerToken, matchesSecret, secretHash } from './auth.js';
+import { errorBody } from './error-handler.js';
 
 /**
  * Records every answered request in the Prometheus metrics. Registered on the root instance (like
@@ -21,14 +23,27 @@ export function recordHttp(metrics: PrometheusMetrics, request: FastifyRequest, 
 }
 
 /**
- * `GET /metrics`: Prometheus text exposition format 0.0.4 (DESIGN §11). Outside /v1 and without
- * authentication, like the probes: the operator must keep it off the public network (bind the
- * scrape path to an internal listener or deny it at the reverse proxy). Hidden from the OpenAPI
- * document, which describes the JSON API.
+ * `GET /metrics`: Prometheus text exposition format 0.0.4 (DESIGN §11), outside /v1 and hidden from
+ * the OpenAPI document, which describes the JSON API. With METRICS_TOKEN set a scrape must bring it
+ * as a bearer token (Prometheus' `authorization` scrape setting); without it the path is open like
+ * the probes, and the operator keeps it off the public network. Its labels hold no client text.
  */
-export async function prometheusRoutes(app: FastifyInstance, opts: { metrics: PrometheusMetrics }): Promise<void> {
+export async function prometheusRoutes(
+  app: FastifyInstance,
+  opts: { metrics: PrometheusMetrics; token: string | undefined },
+): Promise<void> {
   const { registry } = opts.metrics;
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  const expected = opts.token === undefined ? undefined : secretHash(opts.token);
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    if (expected !== undefined) {
+      const presented = bearerToken(request.headers.authorization);
+      if (presented === undefined || !matchesSecret(presented, expected)) {
+        return reply
+          .code(401)
+          .header('www-authenticate', 'Bearer')
+          .send(errorBody(401, 'UNAUTHORIZED', '/metrics needs the METRICS_TOKEN as a bearer token'));
+      }
+    }
     const text = await registry.metrics();
     return reply.header('content-type', registry.contentType).header('cache-control', 'no-store').send(text);
   });

@@ -10,6 +10,7 @@ import type {
   FeedbackAction,
   RewardRecord,
   RewardSums,
+  UsageTier,
 } from './metrics.js';
 import type { AgentRole } from './names.js';
 import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from './records.js';
@@ -100,9 +101,19 @@ export interface ModelCatalogInfo {
   prices: Array<{ model: string; price: ModelPriceInfo }>;
 }
 
+/**
+ * What a model id may be labelled by where anyone can read it (Prometheus): a known provider or
+ * `other`, and a tier. Never the id itself: `sim/<anything>` is accepted, so ids are client text.
+ */
+export interface ModelClass {
+  provider: string;
+  tier: UsageTier;
+}
+
 export interface ModelCatalog {
   /** Throws AppError UNKNOWN_MODEL / PROVIDER_NOT_CONFIGURED. */
   resolve(spec: string): ResolvedModel;
+  classOf(modelId: string): ModelClass;
   costUsd(modelId: string, usage: TokenUsage): number;
   describe(): ModelCatalogInfo;
   readonly defaultModel: string;

@@ -109,8 +109,19 @@ export function createModelCatalog(options: ModelCatalogOptions): ModelCatalog {
     return price;
   }
 
+  const tierById = new Map<string, NamedTier>(TIERS.map((tier) => [tiers[tier], tier]));
+
   const catalog: ModelCatalog = {
     defaultModel: options.defaultModel,
+    classOf(modelId) {
+      const slash = modelId.indexOf('/');
+      const provider = slash > 0 ? modelId.slice(0, slash) : '';
+      return {
+        provider: knownProviders.has(provider) ? provider : 'other',
+        // The configured tier an id serves, else the tier its name says (as its price is found).
+        tier: tierById.get(modelId) ?? tierOf(slash >= 0 ? modelId.slice(slash + 1) : modelId),
+      };
+    },
     resolve(spec) {
       let model = resolved.get(spec);
       if (model === undefined) {

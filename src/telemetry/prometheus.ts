@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { WorkflowEvent } from '../domain/events.js';
-import type { EventBus } from '../domain/ports.js';
+import type { EventBus, ModelClass } from '../domain/ports.js';
 import { REFLECTION_DECISIONS, REFLECTION_LEVELS } from '../domain/reflection.js';
 import { STATUSES } from '../domain/status.js';
 
@@ -10,8 +10,10 @@ import { STATUSES } from '../domain/status.js';
  * committed events, so the counters count what is durable. Each instance owns its registry (never
  * prom-client's global one), so several apps in one process do not collide.
  *
- * Label values come from our own vocabularies; free-form ones (model ids, which a submitter can
- * choose under a configured provider, purposes, retry reasons) are capped, then folded into `other`.
+ * Label values come from our own vocabularies; free-form ones (purposes, retry reasons, routes) are
+ * capped, then folded into `other`. Models are labelled by provider and tier only: a model id is
+ * client text (`sim/<anything>` is accepted) and /metrics may be read without a tenant's key, so an
+ * id as a label published one tenant's names to everyone and grew a series per name.
  */
 export interface PrometheusMetrics {
   readonly registry: Registry;
@@ -29,8 +31,8 @@ export interface PrometheusOptions {
   walFrames?: () => number;
   /** Process and Node.js runtime metrics (`baton_process_*`, `baton_nodejs_*`); default true. */
   defaultMetrics?: boolean;
-  /** Distinct `model` label values kept before folding into `other`; default 64. */
-  maxModels?: number;
+  /** The bounded labels of a model id (ModelCatalog.classOf). */
+  modelClass: (modelId: string) => ModelClass;
 }
 
 const OTHER = 'other';
@@ -138,21 +140,21 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
   const llmCalls = new Counter({
     name: 'baton_llm_calls_total',
     help:
-      'LLM calls made, by model, purpose and outcome: a call and its transport retries are one; cache hits and ' +
+      'LLM calls made, by provider, tier, purpose and outcome: a call and its transport retries are one; cache hits and ' +
       'calls refused by a limit are none (the efficiency record counts the same way).',
-    labelNames: ['model', 'purpose', 'outcome'] as const,
+    labelNames: ['provider', 'tier', 'purpose', 'outcome'] as const,
     registers,
   });
   const llmRequests = new Counter({
     name: 'baton_llm_requests_total',
-    help: 'Requests sent to LLM providers, every attempt (what limits.maxLlmCalls bounds), by model.',
-    labelNames: ['model'] as const,
+    help: 'Requests sent to LLM providers, every attempt (what limits.maxLlmCalls bounds), by provider and tier.',
+    labelNames: ['provider', 'tier'] as const,
     registers,
   });
   const llmDuration = new Histogram({
     name: 'baton_llm_call_duration_seconds',
-    help: 'Duration of LLM calls (transport retries and their waits included), by model.',
-    labelNames: ['model'] as const,
+    help: 'Duration of LLM calls (transport retries and their waits included), by provider and tier.',
+    labelNames: ['provider', 'tier'] as const,
     buckets: LLM_BUCKETS,
     registers,
   });
@@ -165,14 +167,14 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
   });
   const llmTokens = new Counter({
     name: 'baton_llm_tokens_total',
-    help: 'Tokens of completed LLM provider calls, by model and direction (input or output).',
-    labelNames: ['model', 'direction'] as const,
+    help: 'Tokens of completed LLM provider calls, by provider, tier and direction (input or output).',
+    labelNames: ['provider', 'tier', 'direction'] as const,
     registers,
   });
   const llmCost = new Counter({
     name: 'baton_llm_cost_usd_total',
-    help: 'Estimated cost in US dollars of completed LLM provider calls, by model.',
-    labelNames: ['model'] as const,
+    help: 'Estimated cost in US dollars of completed LLM provider calls, by provider and tier (provider sim: simulated).',
+    labelNames: ['provider', 'tier'] as const,
     registers,
   });
   const cacheLookups = new Counter({
@@ -214,7 +216,8 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
   for (const level of REFLECTION_LEVELS)
     for (const decision of REFLECTION_DECISIONS) reflections.labels({ level, decision }).inc(0);
 
-  const modelLabel = boundedLabel(options.maxModels ?? 64);
+  const modelLabels = (id: unknown): ModelClass =>
+    typeof id === 'string' && id !== '' ? options.modelClass(id) : { provider: 'unknown', tier: 'other' };
   const purposeLabel = boundedLabel(16);
   const reasonLabel = boundedLabel(16);
   const routeLabel = boundedLabel(256);
@@ -232,17 +235,17 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
       }
       case 'agentPromptEnd': {
         const { model: id, purpose, error, requests, duration, tokenUsage, costUsd } = event.payload;
-        const model = modelLabel(id, 'unknown');
+        const model = modelLabels(id);
         llmCalls.inc({
-          model,
+          ...model,
           purpose: purposeLabel(purpose, 'prompt'),
           outcome: error === undefined ? 'ok' : 'error',
         });
-        llmRequests.inc({ model }, amount(requests));
-        llmDuration.observe({ model }, amount(duration) / 1000);
-        llmTokens.inc({ model, direction: 'input' }, amount(tokenUsage?.inputTokens));
-        llmTokens.inc({ model, direction: 'output' }, amount(tokenUsage?.outputTokens));
-        llmCost.inc({ model }, amount(costUsd));
+        llmRequests.inc(model, amount(requests));
+        llmDuration.observe(model, amount(duration) / 1000);
+        llmTokens.inc({ ...model, direction: 'input' }, amount(tokenUsage?.inputTokens));
+        llmTokens.inc({ ...model, direction: 'output' }, amount(tokenUsage?.outputTokens));
+        llmCost.inc(model, amount(costUsd));
         return;
       }
       case 'cacheHit': {

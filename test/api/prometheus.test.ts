@@ -65,8 +65,10 @@ describe('GET /metrics', () => {
     const { families } = await scrape();
     expect(value(families, 'baton_workflows_started_total')).toBe(2);
     expect(value(families, 'baton_workflows_finished_total', { status: 'completed' })).toBe(2);
-    expect(value(families, 'baton_llm_calls_total', { model: 'sim/sonnet', purpose: 'prompt' })).toBe(1);
-    expect(value(families, 'baton_llm_tokens_total', { model: 'sim/sonnet', direction: 'input' })).toBeGreaterThan(0);
+    expect(value(families, 'baton_llm_calls_total', { provider: 'sim', tier: 'sonnet', purpose: 'prompt' })).toBe(1);
+    expect(
+      value(families, 'baton_llm_tokens_total', { provider: 'sim', tier: 'sonnet', direction: 'input' }),
+    ).toBeGreaterThan(0);
     expect(value(families, 'baton_cache_lookups_total', { result: 'miss' })).toBe(1);
     expect(value(families, 'baton_cache_lookups_total', { result: 'hit' })).toBe(1);
     expect(value(families, 'baton_cache_tokens_saved_total')).toBeGreaterThan(0);

@@ -4,7 +4,10 @@ import { register as globalRegistry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EventType, WorkflowEvent } from '../../../src/domain/events.js';
 import type { EventBus } from '../../../src/domain/ports.js';
+import { systemClock } from '../../../src/inproc/clock.js';
 import { createInProcessEventBus } from '../../../src/inproc/event-bus.js';
+import { createModelCatalog } from '../../../src/llm/models.js';
+import { createSimulatedProvider } from '../../../src/llm/simulated.js';
 import { createPrometheusMetrics, type PrometheusMetrics } from '../../../src/telemetry/prometheus.js';
 import { fixtureEvent } from '../../helpers/events.js';
 import { parsePrometheusText } from '../../helpers/prometheus-text.js';
@@ -17,16 +20,18 @@ function ev(workflowId: string, type: EventType, payload: Record<string, unknown
   return fixtureEvent({ workflowId, tenantId: 't1', seq, nodeId: null, at: seq }, type, payload);
 }
 
+const catalog = createModelCatalog({
+  providers: { sim: createSimulatedProvider({ clock: systemClock }) },
+  defaultModel: 'sonnet',
+  hasAnthropicKey: false,
+});
 const opened: PrometheusMetrics[] = [];
-function open(
-  bus: EventBus,
-  state = { queued: 0, running: 0 },
-  extra: { maxModels?: number; walFrames?: () => number } = {},
-) {
+function open(bus: EventBus, state = { queued: 0, running: 0 }, extra: { walFrames?: () => number } = {}) {
   const metrics = createPrometheusMetrics({
     bus,
     queueDepth: () => state.queued,
     running: () => state.running,
+    modelClass: (id) => catalog.classOf(id),
     ...extra,
   });
   opened.push(metrics);
@@ -115,26 +120,26 @@ describe('createPrometheusMetrics', () => {
       'status=cancelled': 0,
     });
     expect(await values(metrics, 'baton_llm_calls_total')).toEqual({
-      'model=sim/sonnet,outcome=ok,purpose=prompt': 1,
-      'model=sim/sonnet,outcome=ok,purpose=reflection': 1,
-      'model=sim/haiku,outcome=ok,purpose=prompt': 1,
+      'outcome=ok,provider=sim,purpose=prompt,tier=sonnet': 1,
+      'outcome=ok,provider=sim,purpose=reflection,tier=sonnet': 1,
+      'outcome=ok,provider=sim,purpose=prompt,tier=haiku': 1,
     });
     expect(await values(metrics, 'baton_llm_tokens_total')).toEqual({
-      'direction=input,model=sim/sonnet': 320,
-      'direction=output,model=sim/sonnet': 70,
-      'direction=input,model=sim/haiku': 50,
-      'direction=output,model=sim/haiku': 10,
+      'direction=input,provider=sim,tier=sonnet': 320,
+      'direction=output,provider=sim,tier=sonnet': 70,
+      'direction=input,provider=sim,tier=haiku': 50,
+      'direction=output,provider=sim,tier=haiku': 10,
     });
     const cost = await values(metrics, 'baton_llm_cost_usd_total');
-    expect(cost['model=sim/sonnet']).toBeCloseTo(0.0024, 10);
-    expect(cost['model=sim/haiku']).toBeCloseTo(0.0001, 10);
+    expect(cost['provider=sim,tier=sonnet']).toBeCloseTo(0.0024, 10);
+    expect(cost['provider=sim,tier=haiku']).toBeCloseTo(0.0001, 10);
     expect(await values(metrics, 'baton_cache_lookups_total')).toEqual({ 'result=hit': 1, 'result=miss': 1 });
-    expect((await values(metrics, 'baton_llm_requests_total'))['model=sim/sonnet']).toBe(2);
-    // Histograms of provider-call latency by model and of workflow duration by status.
+    expect((await values(metrics, 'baton_llm_requests_total'))['provider=sim,tier=sonnet']).toBe(2);
+    // Histograms of provider-call latency by provider and tier, and of workflow duration by status.
     const calls = await values(metrics, 'baton_llm_call_duration_seconds', 'baton_llm_call_duration_seconds_count');
-    expect(calls['model=sim/sonnet']).toBeGreaterThanOrEqual(1);
+    expect(calls['provider=sim,tier=sonnet']).toBeGreaterThanOrEqual(1);
     const sums = await values(metrics, 'baton_llm_call_duration_seconds', 'baton_llm_call_duration_seconds_sum');
-    expect(sums['model=sim/sonnet']).toBeGreaterThanOrEqual(0.9);
+    expect(sums['provider=sim,tier=sonnet']).toBeGreaterThanOrEqual(0.9);
     const workflows = await values(metrics, 'baton_workflow_duration_seconds', 'baton_workflow_duration_seconds_sum');
     expect(workflows).toMatchObject({ 'status=completed': 0.02, 'status=failed': 1.5 });
     expect(await values(metrics, 'baton_cache_tokens_saved_total')).toEqual({ '': 150 });
@@ -175,23 +180,25 @@ describe('createPrometheusMetrics', () => {
 
   it('keeps label cardinality bounded and ignores malformed payloads', async () => {
     const bus = createInProcessEventBus();
-    const metrics = open(bus, undefined, { maxModels: 2 });
+    const metrics = open(bus);
     bus.publish([
       ev('w', 'agentPromptEnd', { model: 'sim/a', tokenUsage: { inputTokens: 1, outputTokens: 1 }, costUsd: 0 }),
-      ev('w', 'agentPromptEnd', { model: 'sim/b', tokenUsage: { inputTokens: 1, outputTokens: 1 }, costUsd: 0 }),
-      ev('w', 'agentPromptEnd', { model: 'sim/c', tokenUsage: 'garbage', costUsd: -5 }),
+      ev('w', 'agentPromptEnd', { model: 'sim/b-opus', tokenUsage: { inputTokens: 1, outputTokens: 1 }, costUsd: 0 }),
+      ev('w', 'agentPromptEnd', { model: 'evil/c', tokenUsage: 'garbage', costUsd: -5 }),
       ev('w', 'agentPromptEnd', { model: 'sim/a', costUsd: Number.NaN }),
+      ev('w', 'agentPromptEnd', { model: 42 }),
       ev('w', 'workflowEnd', { status: 'exploded' }),
       ev('w', 'reflectionEnd', { level: 'cosmic', decision: 'retry' }),
       ev('w', 'retry', {}),
     ]);
     expect(await values(metrics, 'baton_llm_calls_total')).toEqual({
-      'model=sim/a,outcome=ok,purpose=prompt': 2,
-      'model=sim/b,outcome=ok,purpose=prompt': 1,
-      'model=other,outcome=ok,purpose=prompt': 1,
+      'outcome=ok,provider=sim,purpose=prompt,tier=other': 2,
+      'outcome=ok,provider=sim,purpose=prompt,tier=opus': 1,
+      'outcome=ok,provider=other,purpose=prompt,tier=other': 1,
+      'outcome=ok,provider=unknown,purpose=prompt,tier=other': 1,
     });
-    expect((await values(metrics, 'baton_llm_tokens_total'))['direction=input,model=other']).toBe(0);
-    expect((await values(metrics, 'baton_llm_cost_usd_total'))['model=other']).toBe(0);
+    expect((await values(metrics, 'baton_llm_tokens_total'))['direction=input,provider=other,tier=other']).toBe(0);
+    expect((await values(metrics, 'baton_llm_cost_usd_total'))['provider=other,tier=other']).toBe(0);
     expect((await values(metrics, 'baton_workflows_finished_total'))['status=other']).toBe(1);
     expect((await values(metrics, 'baton_reflections_total'))['decision=retry,level=other']).toBe(1);
     expect(await values(metrics, 'baton_retries_total')).toEqual({ 'reason=unknown': 1 });
