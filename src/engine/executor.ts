@@ -105,7 +105,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const active = new Map<string, Run>();
   /**
    * Root executions started from the queue or by a cancel, by id, until they settle: a second one
-   * waits for the first (DESIGN §2's one execution per workflow), even before its run is registered.
+   * waits for the first (ARCHITECTURE.md, workflow lifecycle), even before its run is registered.
    */
   const inFlight = new Map<string, Promise<void>>();
   const cancelRequested = new Set<string>();
