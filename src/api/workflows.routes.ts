@@ -233,11 +233,16 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
   };
   const checkpointDocs = {
     tags: ['workflows'],
-    description: 'Critical tasks wait, idle, with a `checkpoint` event (DESIGN §8). 409 when it is not waiting.',
+    description:
+      'Critical tasks wait, idle, with a `checkpoint` event (DESIGN §8). The decision is one conditional ' +
+      'update: of racing approve, reject and cancel requests one wins, and a won decision runs the workflow once. ' +
+      '409 when it is not waiting, saying why.',
     params: IdParamsSchema,
     response: { 202: WorkflowViewSchema, ...errorResponses(400, 401, 404, 409, 413, 415, 429, 500) },
   };
-  const notWaiting = 'The workflow is not waiting for approval (no checkpoint, already decided, or ended).';
+  const notWaiting =
+    'The workflow is not waiting for approval: it has no checkpoint, it was already approved or rejected, ' +
+    'it is cancelled, or it has already ended.';
 
   r.post(
     '/v1/workflows/:id/approve',

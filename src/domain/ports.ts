@@ -13,7 +13,7 @@ import type {
   UsageTier,
 } from './metrics.js';
 import type { AgentRole } from './names.js';
-import type { NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from './records.js';
+import type { Checkpoint, NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from './records.js';
 import type { ReflectionEntry } from './reflection.js';
 import type { GenerationUsage, SpanWrite, TraceFilter, TraceRecord, TraceSummary } from './spans.js';
 import type { Status } from './status.js';
@@ -194,6 +194,16 @@ export interface WorkflowStore {
   requestsSent(workflowId: string): Promise<number>;
   /** The workflow and every descendant workflow, flagged cancel-requested; returns their ids. */
   requestCancel(id: string): Promise<string[]>;
+  /**
+   * Settles a pending human checkpoint in one conditional update: only a workflow still idle, not
+   * cancelled and pending changes, so racing decisions have one winner. The row after the attempt
+   * and whether this call decided it; undefined when the tenant has no such workflow.
+   */
+  decideCheckpoint(
+    tenantId: string,
+    id: string,
+    decision: Checkpoint,
+  ): Promise<{ decided: boolean; workflow: WorkflowRecord } | undefined>;
   /** Root workflows (no parent) that are not terminal: the work to resume at start. */
   resumable(): Promise<Array<{ id: string; tenantId: string }>>;
   /** Deletes idempotency keys created before `before` (epoch ms); returns how many. */

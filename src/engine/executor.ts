@@ -91,11 +91,23 @@ export interface ExecutorOptions {
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
+/** The true reason a decision was refused, told to the client that lost (or came too late). */
+function whyNotWaiting(workflow: WorkflowRecord): string {
+  const { checkpoint, status } = workflow;
+  if (!checkpoint) return 'it has no checkpoint';
+  if (status === 'cancelled' || workflow.cancelRequested) return 'it is cancelled';
+  if (checkpoint.state !== 'pending') return `it was already ${checkpoint.state}`;
+  return `it has already ended (${status})`;
+}
+
 export function createExecutor(options: ExecutorOptions): Executor {
   const { store, queue, clock } = options;
   const active = new Map<string, Run>();
-  /** Ids picked from the queue whose run may not be registered yet. */
-  const claimed = new Set<string>();
+  /**
+   * Root executions started from the queue or by a cancel, by id, until they settle: a second one
+   * waits for the first (ARCHITECTURE.md, workflow lifecycle), even before its run is registered.
+   */
+  const inFlight = new Map<string, Promise<void>>();
   const cancelRequested = new Set<string>();
   /** Created here and waiting in the queue; bounded by the queue's length. */
   const justSubmitted = new Map<string, NewWorkflow>();
@@ -163,22 +175,37 @@ export function createExecutor(options: ExecutorOptions): Executor {
     return { nodes, lastSeq, reflections, requestsSent };
   }
 
-  async function runQueued(workflowId: string): Promise<void> {
-    claimed.add(workflowId);
-    try {
-      // A workflow submitted to this process runs from the records it was created with: no re-read.
-      const submitted = justSubmitted.get(workflowId);
-      justSubmitted.delete(workflowId);
-      if (submitted) await execute(submitted.workflow, undefined, { nodes: submitted.nodes, lastSeq: 0 });
-      else {
-        const workflow = await store.getById(workflowId);
-        if (workflow && !isTerminal(workflow.status)) await execute(workflow);
+  /** Runs `work` after any execution of the same root already in flight; never rejects. */
+  function exclusively(workflowId: string, work: () => Promise<void>): Promise<void> {
+    const guarded = async () => {
+      try {
+        await work();
+      } catch (err) {
+        if (!isShutdown(err)) options.onError(err, { workflowId });
       }
-    } catch (err) {
-      if (!isShutdown(err)) options.onError(err, { workflowId });
-    } finally {
-      claimed.delete(workflowId);
-    }
+    };
+    const prior = inFlight.get(workflowId);
+    const mine = (prior ? prior.then(guarded) : guarded()).finally(() => {
+      if (inFlight.get(workflowId) === mine) inFlight.delete(workflowId);
+    });
+    inFlight.set(workflowId, mine);
+    return mine;
+  }
+
+  function runQueued(workflowId: string): Promise<void> {
+    // Taken now, not when a prior execution settles: a decision or cancel meanwhile drops it.
+    const submitted = justSubmitted.get(workflowId);
+    justSubmitted.delete(workflowId);
+    return exclusively(workflowId, async () => {
+      // A workflow submitted to this process runs from the records it was created with: no re-read.
+      if (submitted) await execute(submitted.workflow, undefined, { nodes: submitted.nodes, lastSeq: 0 });
+      else await executeStored(workflowId);
+    });
+  }
+
+  async function executeStored(workflowId: string): Promise<void> {
+    const workflow = await store.getById(workflowId);
+    if (workflow && !isTerminal(workflow.status)) await execute(workflow);
   }
 
   return {
@@ -226,27 +253,36 @@ export function createExecutor(options: ExecutorOptions): Executor {
         cancelRequested.add(id);
         active.get(id)?.abort(cancelledError());
       }
-      // Not picked up yet: settle it now rather than leave a cancelled workflow waiting in the queue.
-      if (!active.has(workflowId) && !claimed.has(workflowId) && workflow.parentWorkflowId === null) {
+      if (workflow.parentWorkflowId === null) {
+        // The copy taken at submission predates the cancel: whoever runs it next reads the row.
         justSubmitted.delete(workflowId);
-        await execute({ ...workflow, cancelRequested: true });
+        // Not picked up yet: settle it now rather than leave a cancelled workflow waiting in the
+        // queue. An execution in flight sees the cancel, or (a run that only announced a
+        // checkpoint) the queue runs it once more after it ends, and that run settles the cancel.
+        if (inFlight.has(workflowId)) queue.enqueue(workflowId, tenantId);
+        else await exclusively(workflowId, () => executeStored(workflowId));
       }
       return store.get(tenantId, workflowId);
     },
 
     async decide(tenantId, workflowId, { state, reason }) {
       if (stopping) throw shuttingDownError();
-      const workflow = await store.get(tenantId, workflowId);
-      if (!workflow) return undefined;
-      if (workflow.checkpoint?.state !== 'pending' || isTerminal(workflow.status)) {
-        const now = workflow.checkpoint ? `its checkpoint is ${workflow.checkpoint.state}` : 'it has no checkpoint';
-        throw new AppError('CONFLICT', `workflow ${workflowId} is not waiting for approval: ${now}`);
-      }
       // The person's note is free text kept in the row and the checkpoint event: redacted (DESIGN §13).
       const kept = reason === null ? null : redactSecrets(reason);
-      await store.commit({ workflows: [{ id: workflowId, checkpoint: { state, reason: kept, at: clock.now() } }] });
+      // One conditional update: of racing decisions (or a decision and a cancel) exactly one wins.
+      const outcome = await store.decideCheckpoint(tenantId, workflowId, { state, reason: kept, at: clock.now() });
+      if (!outcome) return undefined;
+      if (!outcome.decided) {
+        throw new AppError(
+          'CONFLICT',
+          `workflow ${workflowId} is not waiting for approval: ${whyNotWaiting(outcome.workflow)}`,
+        );
+      }
+      // The copy taken at submission still says pending: the run reads the decided row instead. A
+      // run in flight (the one announcing the wait) is followed by one more, never lost, never doubled.
+      justSubmitted.delete(workflowId);
       queue.enqueue(workflowId, tenantId);
-      return store.get(tenantId, workflowId);
+      return outcome.workflow;
     },
 
     async start() {

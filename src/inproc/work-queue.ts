@@ -16,7 +16,9 @@ export interface InProcessWorkQueueOptions {
  * another's work behind it (DESIGN §13).
  *
  * - Work enqueued before `start` (the resume scan at boot) waits until `start`.
- * - An id already waiting or running is not added again: one workflow never runs twice at once.
+ * - An id already waiting is not added again, and one workflow never runs twice at once; an id
+ *   enqueued while its handler runs is run once more after it, so a wake-up (an approval arriving
+ *   while the run that announced the wait is still finishing) is never lost.
  * - A failing handler is reported through `onError` and never becomes an unhandled rejection.
  * - `stop` stops handing out work (waiting ids stay queued) and resolves once running handlers settle.
  */
@@ -30,6 +32,9 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
   const waiting = createFairQueue<string>();
   /** Ids waiting or running: the dedupe set. */
   const admitted = new Set<string>();
+  const runningIds = new Set<string>();
+  /** Running ids enqueued again meanwhile: each runs once more when its handler settles. */
+  const again = new Set<string>();
   const runningByTenant = new Map<string, number>();
   let running = 0;
   let handler: ((workflowId: string) => Promise<void>) | undefined;
@@ -50,6 +55,7 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
   async function runOne(run: (workflowId: string) => Promise<void>, workflowId: string): Promise<void> {
     const tenantId = tenantOf.get(workflowId) ?? '';
     running += 1;
+    runningIds.add(workflowId);
     runningByTenant.set(tenantId, (runningByTenant.get(tenantId) ?? 0) + 1);
     try {
       await run(workflowId);
@@ -57,11 +63,15 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
       report(error, workflowId);
     } finally {
       running -= 1;
+      runningIds.delete(workflowId);
       const left = (runningByTenant.get(tenantId) ?? 1) - 1;
       if (left === 0) runningByTenant.delete(tenantId);
       else runningByTenant.set(tenantId, left);
-      admitted.delete(workflowId);
-      tenantOf.delete(workflowId);
+      if (again.delete(workflowId)) waiting.push(tenantId, workflowId);
+      else {
+        admitted.delete(workflowId);
+        tenantOf.delete(workflowId);
+      }
       if (running === 0) notifyIdle();
       pump();
     }
@@ -83,7 +93,10 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
 
   return {
     enqueue(workflowId: string, tenantId: string): void {
-      if (admitted.has(workflowId)) return;
+      if (admitted.has(workflowId)) {
+        if (runningIds.has(workflowId)) again.add(workflowId);
+        return;
+      }
       admitted.add(workflowId);
       tenantOf.set(workflowId, tenantId);
       waiting.push(tenantId, workflowId);

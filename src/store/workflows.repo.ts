@@ -12,6 +12,7 @@ import type {
 } from '../domain/ports.js';
 import type { NodePatch, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
 import { createAgentUseRows } from './agents.repo.js';
+import { createCheckpointDecider } from './checkpoint-decision.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 import { createJournalRepo } from './journal.repo.js';
@@ -159,6 +160,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
   const listStatements = new Map<number, ReturnType<Db['prepare']>>();
 
   const patchWorkflow = createPatcher(db, 'workflows', WORKFLOW_PATCH_FIELDS);
+  const decideCheckpoint = createCheckpointDecider(db);
   const patchNode = createPatcher(db, 'nodes', NODE_PATCH_FIELDS);
   const reflectionRows = createReflectionsRepo(db);
   const metricsRows = createMetricsRows(db);
@@ -314,6 +316,11 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
       const ids = await committer.run(() => flagCancelTree.all(id));
       // Time-ordered ids: sorting puts the requested workflow before its descendants.
       return ids.sort();
+    },
+
+    async decideCheckpoint(tenantId, id, decision) {
+      const { decided, row } = await committer.run(() => decideCheckpoint(tenantId, id, decision));
+      return row && { decided, workflow: toRecord(row) };
     },
 
     async resumable() {

@@ -51,7 +51,9 @@ describe('human checkpoint', () => {
     ]);
     expect(events.findIndex((e) => e.type === 'agentPromptStart')).toBeGreaterThan(1);
     // Decided once: a second answer is a conflict.
-    expect((await post(`/v1/workflows/${id}/approve`)).statusCode).toBe(409);
+    const again = await post(`/v1/workflows/${id}/approve`);
+    expect(again.statusCode).toBe(409);
+    expect(again.json().message).toBe(`workflow ${id} is not waiting for approval: it was already approved`);
   });
 
   it('fails a rejected workflow with the reason, without a model call', async () => {

@@ -100,8 +100,8 @@ describe('createInProcessWorkQueue', () => {
     expect(queue.depth).toBe(0);
   });
 
-  it('runs an id once when it is enqueued again while waiting or running', async () => {
-    const queue = createInProcessWorkQueue({ concurrency: 1 });
+  it('runs an id once when it is enqueued again while waiting, and once more after it when running', async () => {
+    const queue = createInProcessWorkQueue({ concurrency: 2 });
     const control = controlledHandler();
     queue.enqueue('a', 't');
     queue.enqueue('b', 't');
@@ -109,21 +109,29 @@ describe('createInProcessWorkQueue', () => {
     expect(queue.depth).toBe(2);
     queue.start(control.handler);
     await settle();
-    queue.enqueue('a', 't'); // while running
-    expect(queue.depth).toBe(1);
+    expect(control.started).toEqual(['a', 'b']);
+    // While running: not a second run at once, but one more after it (twice counts once).
+    queue.enqueue('a', 't');
+    queue.enqueue('a', 't');
+    expect(queue.depth).toBe(0);
+    await settle();
+    expect(control.started).toEqual(['a', 'b']);
 
     control.finish('a');
     await settle();
+    expect(control.started).toEqual(['a', 'b', 'a']);
+    expect(control.maxRunning).toBe(2);
+    control.finish('a');
     control.finish('b');
     await settle();
-    expect(control.started).toEqual(['a', 'b']);
+    expect(control.started).toEqual(['a', 'b', 'a']);
 
     // Once finished, the same id may be enqueued (and run) again.
     queue.enqueue('a', 't');
     await settle();
     control.finish('a');
     await settle();
-    expect(control.started).toEqual(['a', 'b', 'a']);
+    expect(control.started).toEqual(['a', 'b', 'a', 'a']);
   });
 
   it('catches rejected and throwing handlers, reports them, and keeps going', async () => {
