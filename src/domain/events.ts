@@ -32,6 +32,22 @@ const call = {
   purpose: z.string().optional().describe('What the call is for when it is not the prompt itself (reflection).'),
 };
 const reflectionLevel = z.enum(['prompt', 'agent', 'workflow']);
+/** What closed a turn: tool results, a response-format re-ask, a json-actions correction, a guard refusal, results of an action. */
+export const TURN_KINDS = ['tool', 'reask', 'corrective', 'guard', 'action'] as const;
+const StoredBlockSchema = z.union([
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) }),
+  z.object({
+    type: z.literal('tool_result'),
+    tool_use_id: z.string(),
+    content: z.string(),
+    is_error: z.boolean().optional(),
+  }),
+]);
+const StoredMessageSchema = z.object({
+  role: z.enum(['user', 'assistant']),
+  content: z.union([z.string(), z.array(StoredBlockSchema)]),
+});
 
 export const EVENT_SCHEMAS = {
   workflowStart: z.object({ name: z.string(), parentWorkflowId: z.string().nullable() }),
@@ -103,7 +119,24 @@ export const EVENT_SCHEMAS = {
     requestId: z.string(),
     childWorkflowId: z.string(),
     name: z.string().describe('The name the agent gave the spawned workflow.'),
+    conversation: z.string().optional().describe('The conversation of the node that asked (see turnEnd).'),
+    turn: z.int().min(1).optional().describe('The turn that asked: a replayed turn finds its child by it.'),
+    call: z.int().min(0).optional().describe('The tool call of that turn (0-based).'),
   }),
+  turnEnd: z
+    .object({
+      node,
+      attempt,
+      conversation: z.string().describe('Which conversation of the node: `prompt`, or a reviewer seat.'),
+      turn: z.int().min(1).describe('The model call the turn answered.'),
+      kind: z.enum(TURN_KINDS),
+      messages: z.array(StoredMessageSchema).describe('What the turn added to the conversation (redacted).'),
+      reflectionId: z.string().optional().describe('The prompt-level reflection a re-ask recorded.'),
+      state: z.record(z.string(), z.unknown()).optional().describe('Loop counters a resumed loop starts from.'),
+    })
+    .describe(
+      'A completed turn of a tool loop, committed before the next call: a resumed node starts after the last one.',
+    ),
   guardIntervention: z.object({
     node,
     agent: z.string(),
@@ -184,6 +217,7 @@ export const EventBodySchema = z.discriminatedUnion('type', [
   body('reviewVerdict'),
   body('reviewEnd'),
   body('checkpoint'),
+  body('turnEnd'),
 ]);
 
 /** The type and payload pair of an event (the compiler checks that they go together). */

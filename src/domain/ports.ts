@@ -54,6 +54,14 @@ export interface ResolvedModel {
   client: LlmProvider;
 }
 
+/** Where in a node's conversation a spawn was asked for: what identifies it across a replay. */
+export interface SpawnSlot {
+  conversation: string;
+  turn: number;
+  /** The tool call's index in its turn (0-based). */
+  call: number;
+}
+
 /**
  * Starts child workflows under a node of the calling workflow (DESIGN §1): a `workflow` node, and
  * later a tool (`request_spawn_workflow`) or a review node, reach the engine only through this port.
@@ -69,14 +77,16 @@ export interface ChildLauncher {
    * A child an agent asked for (`request_spawn_workflow`): created under `nodeId` without being
    * attached to it (a node may spawn several), its `spawnRequested` event and rows committed before
    * this resolves. Refuses (AppError LIMIT_EXCEEDED, naming the limit) past the tree's limits or the
-   * spawn rate of its root. A node re-run after a crash asks its model again: the same request
-   * (name and input) finds the child a dead execution spawned under the node instead, each such
-   * child once; `existing` then says so — the resumed run already runs it, or it has ended.
+   * spawn rate of its root. A node re-run after a crash replays the turn that was in flight, and its
+   * model may word the request differently: a spawn at the same `slot` (conversation, turn, call) as
+   * one a dead execution made under the node finds that child instead, each such child once;
+   * `existing` then says so — the resumed run already runs it, or it has ended.
    */
   spawn(request: {
     nodeId: string;
     definition: WorkflowDefinition;
     requestedName: string;
+    slot: SpawnSlot;
   }): Promise<{ workflow: WorkflowRecord; existing: boolean }>;
   /** A child created by an earlier execution (a resumed run finds it instead of creating another). */
   find(childId: string): Promise<WorkflowRecord>;

@@ -8,9 +8,16 @@ import type {
   WorkflowNode,
 } from '../domain/definition.js';
 import type { AppError, ErrorInfo } from '../domain/errors.js';
-import type { EventBody } from '../domain/events.js';
-import type { LlmRequest, LlmResponse, ToolDefinition, ToolResultBlock, ToolUseBlock } from '../domain/llm.js';
-import type { ChildLauncher, Clock, NewWorkflow, ResolvedModel } from '../domain/ports.js';
+import type { EventBody, TURN_KINDS } from '../domain/events.js';
+import type {
+  LlmMessage,
+  LlmRequest,
+  LlmResponse,
+  ToolDefinition,
+  ToolResultBlock,
+  ToolUseBlock,
+} from '../domain/llm.js';
+import type { ChildLauncher, Clock, NewWorkflow, ResolvedModel, SpawnSlot } from '../domain/ports.js';
 import type { NodePatch, NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionLevel, ReflectionResolution } from '../domain/reflection.js';
 import type { SpanFieldsByType, SpanStatus, SpanType } from '../domain/spans.js';
@@ -142,6 +149,8 @@ export interface ToolCallSite {
   model: string;
   /** The prompt's corpus, when it has `retrieval`: what `retrieve` searches. */
   retrieve?: (query: string) => Promise<RetrievedChunk[]>;
+  /** Which call of which turn this is: a spawn replayed after a crash is matched by it. */
+  slot: SpawnSlot;
 }
 
 export interface ToolBox {
@@ -152,6 +161,30 @@ export interface ToolBox {
    * outside `allowed`, invalid input or a refused action is a tool-result error, never a throw.
    */
   invoke(use: ToolUseBlock, site: ToolCallSite): Promise<ToolResultBlock & { output: unknown }>;
+}
+
+/** One completed turn of a node's conversation, as committed (a `turnEnd` event). */
+export interface CommittedTurn {
+  /** The model call the turn answered (1-based). */
+  turn: number;
+  kind: (typeof TURN_KINDS)[number];
+  /** The messages the turn added: the assistant's, then the user turn that answers it. */
+  messages: LlmMessage[];
+  /** A re-ask's prompt-level reflection entry, settled by the next answer. */
+  reflectionId?: string | undefined;
+  /** Counters a loop resumes with (the retrieval loop's). */
+  state?: Record<string, unknown> | undefined;
+}
+
+/**
+ * The turns of tool loops (turn-log.ts): each completed turn committed before the next model call,
+ * and read back by a node re-run after a crash, which starts at its first uncommitted turn.
+ */
+export interface TurnLog {
+  /** The turns dead executions committed in this conversation of the node's attempt, in order; usually none. */
+  resumed(record: NodeRecord, conversation: string): Promise<CommittedTurn[]>;
+  /** Commits the turn with everything pending; resolves once it is durable. */
+  commit(record: NodeRecord, attempt: number, conversation: string, turn: CommittedTurn): Promise<void>;
 }
 
 /** Inputs a workflow-level reflection may revise for the next attempt (DESIGN §5). */
@@ -214,6 +247,7 @@ export interface NodeContext {
   readonly models: ModelGateway;
   readonly children: ChildLauncher;
   readonly tools: ToolBox;
+  readonly turns: TurnLog;
   readonly retrieval: RunRetrieval;
   readonly reflections: Reflections;
   readonly agents: AgentSlots;

@@ -27,6 +27,7 @@ import { cancelledError, type EngineServices, isCancellation, isShutdown, shutti
 import { SpawnedChildren } from './spawned-children.js';
 import { MISSING, type TemplateScope } from './templates.js';
 import { RunToolBox } from './tool-box.js';
+import { RunTurnLog } from './turn-log.js';
 
 /** What an execution starts from: the rows earlier executions committed (empty for a fresh run). */
 export interface RunStart {
@@ -58,6 +59,7 @@ export class Run implements RunView {
   private readonly spawned: SpawnedChildren;
   private readonly journal: RunJournal;
   private readonly reflections: ReflectionLedger;
+  private readonly turns: RunTurnLog;
   private readonly context: NodeContext;
   private readonly reported = new WeakSet<object>();
   private readonly startSeq: number;
@@ -91,7 +93,8 @@ export class Run implements RunView {
     this.journal = new RunJournal(workflow, start.lastSeq, services);
     this.reflections = new ReflectionLedger(this, this.journal, () => services.clock.now(), start.reflections);
     const budget = new RequestBudget(start.requestsSent ?? 0, this.limits.maxLlmCalls);
-    const children = createChildLauncher(this, this.nodes, this.journal, services);
+    this.turns = new RunTurnLog(this.journal, services.store, workflow.id, start.lastSeq);
+    const children = createChildLauncher(this, this.nodes, this.journal, this.turns, services);
     this.spawned = new SpawnedChildren(children, this.controller.signal, services.onError);
     this.context = {
       view: this,
@@ -99,6 +102,7 @@ export class Run implements RunView {
       models: new RunModelGateway(this.journal, services, workflow.tenantId, budget),
       children,
       tools: new RunToolBox(this.journal, this, children, this.spawned, services),
+      turns: this.turns,
       retrieval: {
         corpus: (idOrName) => services.corpora.get(workflow.tenantId, idOrName),
         search: (corpusId, query, k) => services.corpora.search(workflow.tenantId, corpusId, query, k),
@@ -277,6 +281,7 @@ export class Run implements RunView {
         const status: Status = isCancellation(err) ? 'cancelled' : 'failed';
         const error = this.errorInfo(err);
         this.reflections.settleNode(record.id, false);
+        this.turns.forget(record.id);
         journal.patchNode(record, { status, error, endedAt });
         if (status === 'failed' && typeof err === 'object' && err !== null && !this.reported.has(err)) {
           this.reported.add(err);

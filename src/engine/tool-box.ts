@@ -99,7 +99,7 @@ export class RunToolBox implements ToolBox {
       node: record,
       nodes,
       cacheEntry: (key) => this.services.cache.info(workflow.tenantId, key),
-      spawn: (request) => this.spawn(record, site.agent, request, spanId),
+      spawn: (request) => this.spawn(record, site, request, spanId),
       retrieve: async (query) => {
         if (!site.retrieve) throw new ToolRefusal('this prompt has no corpus (retrieval is not configured)');
         return site.retrieve(query);
@@ -114,10 +114,11 @@ export class RunToolBox implements ToolBox {
    */
   private async spawn(
     record: NodeRecord,
-    agentName: string,
+    site: ToolCallSite,
     request: { name: string; description: string },
     parentSpan: string,
   ): Promise<SpawnReceipt> {
+    const agentName = site.agent;
     const parent = this.view.definition;
     const agent = this.view.agent(agentName);
     if (!agent) throw new ToolRefusal(`agent "${agentName}" is not defined`);
@@ -132,7 +133,7 @@ export class RunToolBox implements ToolBox {
     if (this.view.workflow.correlationId) definition.correlationId = this.view.workflow.correlationId;
     let spawned: { workflow: WorkflowRecord; existing: boolean };
     try {
-      spawned = await this.children.spawn({ nodeId: record.id, definition, requestedName: name });
+      spawned = await this.children.spawn({ nodeId: record.id, definition, requestedName: name, slot: site.slot });
     } catch (err) {
       if (err instanceof AppError && err.code === 'LIMIT_EXCEEDED') throw new ToolRefusal(err.message);
       throw err;

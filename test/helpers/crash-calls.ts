@@ -60,32 +60,55 @@ export interface LoggedCall {
   outcome: string;
 }
 
+/** What the store held after one kill: the nodes completed and the turns each node had committed. */
+export interface KillState {
+  completed: ReadonlySet<string>;
+  /** Per node identity, the last turn of its conversation committed (a turnEnd event). */
+  committedTurns: ReadonlyMap<string, number>;
+}
+
 export interface CallAccount {
   /** Logical calls: requests minus the transport retries of a call the fake failed. */
   logical: number;
   transportRetries: number;
   /** Calls made again although they should not have been (each named, with why). */
   repeated: string[];
-  /** Calls made again in a later life for a node that had not completed at the kill between. */
+  /** Calls made again in a later life that were in flight (not durable) at the kill between. */
   inFlightRecalls: number;
+  /** Calls sent in a life whose answer was not durable at the kill that ended it: at most one per node. */
+  callsInFlightAtKills: number;
 }
+
+/** A conversation of n messages asks for turn (n + 1) / 2: every committed turn adds two messages. */
+export const turnOfLength = (messages: number): number => (messages + 1) / 2;
 
 /**
  * Counts *logical* calls. A call is keyed by (node identity, conversation length): a tool loop's
- * second turn and a reflection's re-ask carry 3 messages where the first turn carries 1, so they
- * are distinct calls with distinct content, while a transport retry re-sends the very same
- * request. Within one server life a key may therefore be requested again only right after the
- * fake failed it (429/529): a repeat after an `ok` answer is a repeated call. Across lives,
- * `completedAtKill[k - 1]` holds the identities the database showed completed after kill k (life
- * k + 1 starts after it): a node completed at any earlier kill must never be called again; a
- * node not completed then — in flight, or not yet reached — may be called once in each later
- * life, which is "at most one more call per kill".
+ * later turns and a reflection's re-ask carry 2 more messages per turn, so they are distinct calls
+ * with distinct content, while a transport retry re-sends the very same request. Within one server
+ * life a key may therefore be requested again only right after the fake failed it (429/529): a
+ * repeat after an `ok` answer is a repeated call.
+ *
+ * Across lives, `kills[k - 1]` holds what the database showed after kill k (life k + 1 starts
+ * after it). A call is *durable* at a kill when its node had completed, or had committed the turn
+ * the call answered. A durable call must never be sent again; a call in flight at a kill (sent, not
+ * durable) may be sent once more in a later life — "at most one repeated request per call in flight
+ * at a kill". Since a turn is committed before the next call, a node has at most one call in
+ * flight: an earlier call of the node not durable at the kill is reported too.
  */
-export function accountCalls(
-  calls: readonly LoggedCall[],
-  completedAtKill: ReadonlyArray<ReadonlySet<string>>,
-): CallAccount {
-  const account: CallAccount = { logical: 0, transportRetries: 0, repeated: [], inFlightRecalls: 0 };
+export function accountCalls(calls: readonly LoggedCall[], kills: readonly KillState[]): CallAccount {
+  const account: CallAccount = {
+    logical: 0,
+    transportRetries: 0,
+    repeated: [],
+    inFlightRecalls: 0,
+    callsInFlightAtKills: 0,
+  };
+  const durable = (identity: string, turns: number, kill: number) => {
+    const state = kills[kill - 1];
+    if (state === undefined) return false;
+    return state.completed.has(identity) || (state.committedTurns.get(identity) ?? 0) >= turnOfLength(turns);
+  };
   const byKey = new Map<string, LoggedCall[]>();
   for (const call of calls) {
     const key = `${call.identity} #${call.turns}`;
@@ -93,8 +116,10 @@ export function accountCalls(
     list.push(call);
     byKey.set(key, list);
   }
+  /** Per life, per identity: the conversation lengths it asked. */
+  const asked = new Map<number, Map<string, number[]>>();
   for (const [key, list] of byKey) {
-    const identity = list[0]?.identity ?? '';
+    const { identity = '', turns = 0 } = list[0] ?? {};
     const lives: number[] = [];
     for (const [i, call] of list.entries()) {
       const previous = list[i - 1];
@@ -107,11 +132,25 @@ export function accountCalls(
       else lives.push(call.life);
     }
     for (const [n, life] of lives.entries()) {
-      // Kill k precedes life k + 1: a node completed at any kill before this life is done.
-      const completedAt = completedAtKill.findIndex((done, k) => k + 1 < life && done.has(identity));
-      if (completedAt >= 0)
-        account.repeated.push(`${key}: completed at kill ${completedAt + 1}, called in life ${life}`);
-      else if (n > 0) account.inFlightRecalls++;
+      const byIdentity = asked.get(life) ?? new Map<string, number[]>();
+      byIdentity.set(identity, [...(byIdentity.get(identity) ?? []), turns]);
+      asked.set(life, byIdentity);
+      const before = lives[n - 1];
+      if (before === undefined) continue;
+      if (durable(identity, turns, before))
+        account.repeated.push(`${key}: durable at kill ${before}, called in life ${life}`);
+      else account.inFlightRecalls++;
+    }
+  }
+  for (const [life, byIdentity] of asked) {
+    if (kills[life - 1] === undefined) continue;
+    for (const [identity, lengths] of byIdentity) {
+      const last = Math.max(...lengths);
+      for (const turns of lengths) {
+        if (durable(identity, turns, life)) continue;
+        if (turns === last) account.callsInFlightAtKills++;
+        else account.repeated.push(`${identity} #${turns}: not durable at kill ${life}, yet #${last} was asked`);
+      }
     }
   }
   return account;

@@ -43,8 +43,12 @@ export function roleOf(nodeName: string): Role {
   return 'text';
 }
 
-/** How many provider answers a node needs: a tool loop and a reflected answer take two turns. */
+/** Provider calls of a tool node's loop: 9 tool turns, then the answer (a crash lands mid-loop). */
+export const TOOL_LOOP_CALLS = 10;
+
+/** How many provider answers a node needs: a spawn and a reflected answer take two turns. */
 export function turnsOf(role: Role): number {
+  if (role === 'tool') return TOOL_LOOP_CALLS;
   return role === 'text' ? 1 : 2;
 }
 
@@ -94,6 +98,7 @@ function promptNode(prompt: PromptPlan): Record<string, unknown> {
     node.data = Object.fromEntries(Object.entries(prompt.data).map(([key, step]) => [key, `{{steps.${step}.output}}`]));
   }
   if (prompt.role === 'reflect') Object.assign(node, { enableReflection: true, responseFormat: VERDICT });
+  if (prompt.role === 'tool') node.maxTurns = TOOL_LOOP_CALLS + 2;
   return node;
 }
 
@@ -178,6 +183,8 @@ export function planWorkflows(count: number, seed: number, run: string): Workflo
       definition: {
         name: `crash-${kind}-${i}`,
         input: { tag },
+        // The cache off: only a committed turn spares a provider request after a kill.
+        options: { cache: false },
         agents: Object.fromEntries(roles.map((role) => [AGENT_OF[role], agentConfig(role)])),
         root,
       },
@@ -223,18 +230,20 @@ export function faultReply(outcome: Exclude<Outcome, 'ok'>, delayMs: number): Fa
 }
 
 /**
- * The answer to the `turns`-th message of a node's conversation: text nodes answer at once; a
- * reflecting node first breaks the response format, then meets it; a tool node first calls
- * inspect_current_node, a spawning node first spawns "<tag> child", then both answer. The same
- * question always gets the same answer — what a cached answer replayed after a restart is too.
+ * The answer to a conversation of `turns` messages: text nodes answer at once; a reflecting node
+ * first breaks the response format, then meets it; a tool node calls inspect_current_node for
+ * TOOL_LOOP_CALLS - 1 turns, a spawning node first spawns "<tag> child", then both answer. The
+ * answers depend on the question only, but for the spawn's words: its description says which server
+ * `life` asked, so a spawn replayed after a kill asks for its child in other words.
  */
-export function answerFor(identity: string, turns: number): unknown {
+export function answerFor(identity: string, turns: number, life: number): unknown {
   const [tag = '?', node = '?'] = identity.split(' ');
   const role = roleOf(node);
   if (turns === 1 && role === 'reflect') return textMessage('{"verdict": "maybe"}');
-  if (turns === 1 && role === 'tool') return toolUseMessage('inspect_current_node', {});
+  if (role === 'tool' && (turns + 1) / 2 < TOOL_LOOP_CALLS) return toolUseMessage('inspect_current_node', {});
   if (turns === 1 && role === 'spawn') {
-    return toolUseMessage('request_spawn_workflow', { name: 'child', description: spawnedIdentity(tag) });
+    const description = `${spawnedIdentity(tag)}\n(asked in server life ${life})`;
+    return toolUseMessage('request_spawn_workflow', { name: 'child', description });
   }
   const output = expectedOutput(identity);
   return textMessage(typeof output === 'string' ? output : JSON.stringify(output));

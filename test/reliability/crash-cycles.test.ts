@@ -7,6 +7,7 @@ import {
   conversationLength,
   firstUserMessage,
   getWorkflow,
+  type KillState,
   type LoggedCall,
   TERMINAL,
 } from '../helpers/crash-calls.js';
@@ -98,7 +99,7 @@ function reply(request: RecordedRequest) {
   const { outcome, delayMs } = faultFor(SEED, `${asked}|${nth}`);
   calls.push({ life, identity, turns, outcome, user, dueAt: Date.now() + delayMs });
   if (outcome !== 'ok') return faultReply(outcome, delayMs);
-  return { body: answerFor(identity, turns), delayMs };
+  return { body: answerFor(identity, turns, life), delayMs };
 }
 
 beforeAll(async () => {
@@ -201,7 +202,8 @@ function expectRequestsAsPlanned(children: readonly WorkflowRow[]): void {
       expectedUser.set(identityOf(plan.tag, prompt.name), expectedUserMessage(plan.tag, prompt));
     }
   }
-  for (const child of children) expectedUser.set(child.identity, child.identity);
+  // A child's prompt is its task: the words the spawn that made it used.
+  for (const child of children) expectedUser.set(child.identity, child.task ?? child.identity);
   for (const call of calls) {
     expect(call.user, `${call.identity}, life ${call.life}, turn #${call.turns}`).toBe(expectedUser.get(call.identity));
   }
@@ -232,8 +234,8 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
     };
     const servers: ServerProcess[] = [];
     const audits: StoreAudit[] = [];
-    /** Identities of the nodes completed in the database after kill k, at index k - 1. */
-    const completedAtKill: Array<Set<string>> = [];
+    /** What the database held after kill k (nodes completed, turns committed), at index k - 1. */
+    const kills: KillState[] = [];
     const attemptsAtKill = new Map<string, { kill: number; attempts: number; output: unknown }>();
     let acceptedRightBeforeKill = 0;
     let killsWithCallInFlight = 0;
@@ -296,7 +298,7 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
           attemptsAtKill.set(node.identity, { kill: cycle, attempts: node.attempts, output: node.output });
         }
       }
-      completedAtKill.push(completed);
+      kills.push({ completed, committedTurns: audit.committedTurns });
     }
 
     // The last restart: everything accepted (and every unacknowledged submission, sent again) ends.
@@ -359,10 +361,14 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
 
     expectRequestsAsPlanned(children);
 
-    // The request log: no call repeated for a node completed before a kill, at most one more per
-    // kill for a node in flight.
-    const account = accountCalls(calls, completedAtKill);
+    // The request log (issue 17 item 7): no durable call — of a completed node, or a committed
+    // turn — is sent again, a call in flight at a kill at most once more: ≤ 1 repeated request per
+    // call in flight at a kill. The kills did land with calls in flight.
+    const account = accountCalls(calls, kills);
     expect(account.repeated).toEqual([]);
+    expect(account.inFlightRecalls).toBeLessThanOrEqual(account.callsInFlightAtKills);
+    expect(killsWithCallInFlight).toBeGreaterThan(0);
+    expect(account.callsInFlightAtKills).toBeGreaterThan(0);
     for (const server of servers) expect(errorRecords(server)).toEqual([]);
 
     // A completed spawning workflow has its one child; no child comes from anywhere else.
@@ -394,6 +400,8 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
       overloaded: calls.filter((c) => c.outcome === 'overloaded').length,
       repeatedCalls: account.repeated.length,
       inFlightRecalls: account.inFlightRecalls,
+      callsInFlightAtKills: account.callsInFlightAtKills,
+      turnsCommitted: [...final.committedTurns.values()].reduce((sum, n) => sum + n, 0),
       integrityChecksOk: audits.filter((a) => a.integrity === 'ok').length,
       durationMs: Date.now() - began,
     });
@@ -401,7 +409,7 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
 });
 
 describe('the call accounting (test/helpers/crash-calls.ts)', () => {
-  it('tells a transport retry and an in-flight re-call from a repeat', () => {
+  it('tells a transport retry and a re-call of a call in flight from a repeat', () => {
     const call = (life: number, identity: string, turns: number, outcome = 'ok'): LoggedCall => ({
       life,
       identity,
@@ -423,14 +431,42 @@ describe('the call accounting (test/helpers/crash-calls.ts)', () => {
         // d: asked twice in one life after an ok answer.
         call(2, 't d', 1),
         call(2, 't d', 1),
+        // e: a tool loop with turns 1 and 2 committed at kill 1, turn 3 in flight: life 2 resumes at 3.
+        call(1, 't e', 1),
+        call(1, 't e', 3),
+        call(1, 't e', 5),
+        call(2, 't e', 5),
+        call(2, 't e', 7),
+        // f: a loop replayed from turn 1 though turn 1 was committed (what the old engine did).
+        call(1, 't f', 1),
+        call(1, 't f', 3),
+        call(2, 't f', 1),
+        call(2, 't f', 3),
+        // g: turn 2 asked while turn 1 was not yet durable.
+        call(1, 't g', 1),
+        call(1, 't g', 3),
       ],
-      [new Set(['t a', 't c'])],
+      [
+        {
+          completed: new Set(['t a', 't c']),
+          committedTurns: new Map([
+            ['t e', 2],
+            ['t f', 1],
+          ]),
+        },
+      ],
     );
     expect(account).toEqual({
-      logical: 8,
+      logical: 19,
       transportRetries: 1,
-      inFlightRecalls: 1,
-      repeated: ['t c #1: completed at kill 1, called in life 2', 't d #1: called again in life 2'],
+      inFlightRecalls: 3,
+      callsInFlightAtKills: 4,
+      repeated: [
+        't c #1: durable at kill 1, called in life 2',
+        't d #1: called again in life 2',
+        't f #1: durable at kill 1, called in life 2',
+        't g #1: not durable at kill 1, yet #3 was asked',
+      ],
     });
   });
 });

@@ -10,7 +10,7 @@ import {
 import type { NodeRecord } from '../../domain/records.js';
 import { redactSecrets, redactValue } from '../../domain/redact.js';
 import { isPromptReflectable, promptReflectionTurn } from '../../reflection/policy.js';
-import type { NodeAttempt, NodeContext } from '../node-context.js';
+import type { CommittedTurn, NodeAttempt, NodeContext } from '../node-context.js';
 import { validateAnswer } from '../response-format.js';
 import { nodeDeadlineError, type PreparedPrompt } from './prompt-request.js';
 
@@ -19,6 +19,8 @@ import { nodeDeadlineError, type PreparedPrompt } from './prompt-request.js';
  * turns), under the node's deadline (DESIGN §3, §10). With prompt-level reflection on, an answer that
  * is not valid JSON or breaks responseFormat is re-asked in the same conversation: the bad assistant
  * turn, then a user turn carrying the error and the attempt — `maxAttempts` answers at most (§5).
+ * Each completed turn (tool results, a re-ask) is committed before the next call; a node re-run
+ * after a crash starts at its first uncommitted turn (turn-log.ts).
  */
 export async function converse(
   ctx: NodeContext,
@@ -28,6 +30,8 @@ export async function converse(
   agentSpan: string,
   /** The node's cache keys so far: conversations of one node (a review's reviewers) share one list. */
   cacheKeys: string[] = [],
+  /** Which conversation of the node this is: its committed turns are resumed by this name. */
+  conversation: string = PROMPT_CONVERSATION,
 ): Promise<unknown> {
   const { record, attempt } = at;
   const allowedTools = new Set(agent.tools ?? []);
@@ -44,11 +48,31 @@ export async function converse(
     cacheable: ctx.view.cacheEnabled(node, agent),
     spanId: agentSpan,
   };
+  // After a crash, the turns a dead execution committed are the conversation so far: the provider
+  // is asked from the first uncommitted turn on.
+  let firstTurn = 1;
   let toolTurns = 0;
   let answers = 0;
   let reflection: string | undefined;
+  const resumed = await ctx.turns.resumed(record, conversation);
+  if (resumed.length > 0) {
+    for (const done of resumed) {
+      if (done.kind === 'tool') toolTurns++;
+      if (done.kind === 'reask') {
+        answers++;
+        reflection = done.reflectionId;
+      }
+      firstTurn = done.turn + 1;
+    }
+    request.messages = [...request.messages, ...resumed.flatMap((done) => done.messages)];
+  }
+  const commitTurn = (turn: number, kind: CommittedTurn['kind'], messages: LlmMessage[], reflectionId?: string) => {
+    request.messages = [...request.messages, ...messages];
+    // Durable before the next call, through the group commit like a node result.
+    return ctx.turns.commit(record, attempt, conversation, { turn, kind, messages, reflectionId });
+  };
   try {
-    for (let turn = 1; ; turn++) {
+    for (let turn = firstTurn; ; turn++) {
       const answer = await ctx.models.call(model, request, deadline.signal, {
         ...call,
         turn,
@@ -76,8 +100,11 @@ export async function converse(
           agent: agentNameOf(node),
           model: model.id,
         };
-        for (const use of toolUses) results.push(toolResultBlock(await ctx.tools.invoke(use, site)));
-        request.messages = [...request.messages, ...toolTurn(response.content, results)];
+        for (const [call, use] of toolUses.entries()) {
+          const slot = { conversation, turn, call };
+          results.push(toolResultBlock(await ctx.tools.invoke(use, { ...site, slot })));
+        }
+        await commitTurn(turn, 'tool', toolTurn(response.content, results));
         continue;
       }
       const text = responseText(response);
@@ -98,17 +125,20 @@ export async function converse(
         if (reflection) ctx.reflections.settle(reflection, false);
         if (!isPromptReflectable(err) || answers >= maxAnswers) throw err;
         reflection = reAsk(ctx, node, record, err, { answers, maxAnswers, nodeAttempt: attempt }, agentSpan);
-        request.messages = [
-          ...request.messages,
+        const reasked: LlmMessage[] = [
           { role: 'assistant', content: response.content },
           { role: 'user', content: promptReflectionTurn(toErrorInfo(err), answers) },
         ];
+        await commitTurn(turn, 'reask', reasked, reflection);
       }
     }
   } finally {
     deadline.dispose();
   }
 }
+
+/** The conversation of a prompt node (a review's reviewers each have their own). */
+export const PROMPT_CONVERSATION = 'prompt';
 
 /**
  * The records of one prompt-level re-ask. In a prompt-level reflection an attempt is an answer:

@@ -15,9 +15,9 @@ import {
   scanAction,
 } from '../../tools/action-contract.js';
 import type { RetrievedChunk } from '../../tools/tool.js';
-import type { NodeAttempt, NodeContext, ToolCallSite } from '../node-context.js';
+import type { CommittedTurn, NodeAttempt, NodeContext, ToolCallSite } from '../node-context.js';
 import { isCancellation, isShutdown } from '../services.js';
-import { checkOutputSize, toolResultBlock, toolTurn } from './conversation.js';
+import { checkOutputSize, PROMPT_CONVERSATION, toolResultBlock, toolTurn } from './conversation.js';
 import { nodeDeadlineError, type PreparedPrompt } from './prompt-request.js';
 
 /**
@@ -26,7 +26,8 @@ import { nodeDeadlineError, type PreparedPrompt } from './prompt-request.js';
  * `json-actions` mode (the waggle-os contract for models without tools). At most `maxSteps` model
  * turns, then one forced plain-prose answer; one corrective turn for a malformed action; the
  * engagement guard refuses one early finalize. Every run leaves its engagement record: a
- * retrieval_runs row and a retrievalEnd event.
+ * retrieval_runs row and a retrievalEnd event. Each completed turn is committed before the next
+ * call, with the loop's counters; a node re-run after a crash resumes at its first uncommitted turn.
  */
 export async function runRetrievalLoop(
   ctx: NodeContext,
@@ -92,7 +93,7 @@ export async function runRetrievalLoop(
   request.system = request.system ? `${request.system}\n\n${instructions}` : instructions;
   if (mode === 'tools') request.tools = ctx.tools.definitions([...new Set([...(agent.tools ?? []), 'retrieve'])]);
   else delete request.tools;
-  const site: ToolCallSite = {
+  const site: Omit<ToolCallSite, 'slot'> = {
     record,
     allowed: new Set(mode === 'tools' ? [...(agent.tools ?? []), 'retrieve'] : ['retrieve']),
     parentSpan: agentSpan,
@@ -116,6 +117,29 @@ export async function runRetrievalLoop(
       ...request.messages.slice(0, -1),
       { role: 'user', content: [...content, { type: 'text', text }] },
     ];
+  };
+  const slot = (call: number) => ({ ...site, slot: { conversation: PROMPT_CONVERSATION, turn: state.steps, call } });
+  // After a crash, the turns a dead execution committed are the conversation so far, and their
+  // counters the state: the provider is asked from the first uncommitted turn on.
+  for (const done of await ctx.turns.resumed(record, PROMPT_CONVERSATION)) {
+    const { chunks = [], ...counters } = (done.state ?? {}) as Partial<typeof state>;
+    Object.assign(state, counters, { steps: done.turn });
+    state.chunks.push(...chunks);
+    append(...done.messages);
+  }
+  let committed = { messages: request.messages.length, chunks: state.chunks.length };
+  /** The turn just completed, durable before the next call (its new messages, the counters, new chunks). */
+  const commitTurn = (kind: CommittedTurn['kind']) => {
+    const messages = request.messages.slice(committed.messages);
+    const { retrievals, corrected, interventions } = state;
+    const chunks = state.chunks.slice(committed.chunks);
+    committed = { messages: request.messages.length, chunks: state.chunks.length };
+    return ctx.turns.commit(record, at.attempt, PROMPT_CONVERSATION, {
+      turn: state.steps,
+      kind,
+      messages,
+      state: { retrievals, corrected, interventions, chunks },
+    });
   };
   const deadline = ctx.deadlines.within(at.signal, timeoutMs, () => nodeDeadlineError(node, timeoutMs));
   const cacheKeys: string[] = [];
@@ -176,14 +200,16 @@ export async function runRetrievalLoop(
         const uses = response.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
         if (uses.length > 0) {
           const results: ToolResultBlock[] = [];
-          for (const use of uses) {
+          for (const [call, use] of uses.entries()) {
             if (use.name === 'retrieve') state.retrievals++;
-            results.push(toolResultBlock(await ctx.tools.invoke(use, site)));
+            results.push(toolResultBlock(await ctx.tools.invoke(use, slot(call))));
           }
           append(...toolTurn(response.content, results));
+          await commitTurn('tool');
           continue;
         }
         if (accepts(response.content)) final = text;
+        else await commitTurn('guard');
         continue;
       }
       const scanned = scanAction(text);
@@ -196,11 +222,13 @@ export async function runRetrievalLoop(
         }
         state.corrected = true;
         append({ role: 'assistant', content: text }, { role: 'user', content: correctiveTurn(scanned.problem) });
+        await commitTurn('corrective');
         continue;
       }
       const { action } = scanned;
       if (action.action === 'finalize') {
         if (accepts(text)) final = action.response;
+        else await commitTurn('guard');
         continue;
       }
       state.retrievals++;
@@ -210,12 +238,13 @@ export async function runRetrievalLoop(
         name: 'retrieve',
         input: { query: action.query },
       };
-      const result = await ctx.tools.invoke(use, site);
+      const result = await ctx.tools.invoke(use, slot(0));
       const chunks = result.is_error ? [] : (result.output as { chunks: RetrievedChunk[] }).chunks;
       const turn = result.is_error
         ? `The retrieval failed: ${result.content}`
         : retrievalResultsTurn(action.query, chunks);
       append({ role: 'assistant', content: text }, { role: 'user', content: turn });
+      await commitTurn('action');
     }
     let halt: HaltReason = 'finalized';
     if (final === undefined) {

@@ -174,7 +174,10 @@ async function askReviewer(
   };
   // Each reviewer is an agent: a routed workflow's `max_agents` bounds them like prompts.
   const value = await ctx.agents.run(at.signal, () =>
-    ctx.journal.withSpan(agentSpan, (spanId) => converse(ctx, prompt, at, prepared, spanId, cacheKeys)),
+    ctx.journal.withSpan(agentSpan, (spanId) =>
+      // Each seat's conversation commits its own turns (a crash resumes each where it stood).
+      converse(ctx, prompt, at, prepared, spanId, cacheKeys, `review round ${seat.round} seat ${seat.reviewer}`),
+    ),
   );
   // ajv checked the answer against the same shape; zod gives it its type.
   const answer = ReviewerAnswerSchema.parse(value);
