@@ -8,6 +8,7 @@ import {
 } from '../domain/definition.js';
 import { AppError, type ErrorInfo, toErrorInfo } from '../domain/errors.js';
 import type { EfficiencyRecord } from '../domain/metrics.js';
+import type { RunningPlace } from '../domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
 import type { Status } from '../domain/status.js';
@@ -23,6 +24,7 @@ import type { AgentSlots, Limits, NodeAttempt, NodeContext, RunView } from './no
 import { handlerOf } from './nodes/table.js';
 import { ReflectionLedger } from './reflection-ledger.js';
 import { RequestBudget } from './request-budget.js';
+import { RunPlace } from './run-place.js';
 import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
 import { SpawnedChildren } from './spawned-children.js';
 import { MISSING, type TemplateScope } from './templates.js';
@@ -61,11 +63,14 @@ export class Run implements RunView {
   private readonly context: NodeContext;
   private readonly reported = new WeakSet<object>();
   private readonly startSeq: number;
+  /** The running place this execution holds (given back while it only waits on children). */
+  private readonly place: RunPlace;
 
   constructor(
     readonly workflow: WorkflowRecord,
     start: RunStart,
     private readonly services: EngineServices,
+    place?: RunningPlace,
   ) {
     for (const node of start.nodes) {
       this.byName.set(node.name, node);
@@ -93,6 +98,7 @@ export class Run implements RunView {
     const budget = new RequestBudget(start.requestsSent ?? 0, this.limits.maxLlmCalls);
     const children = createChildLauncher(this, this.nodes, this.journal, services);
     this.spawned = new SpawnedChildren(children, this.controller.signal, services.onError);
+    this.place = new RunPlace(place, this.controller.signal);
     this.context = {
       view: this,
       journal: this.journal,
@@ -108,6 +114,7 @@ export class Run implements RunView {
       agents: this.agentSlots,
       clock: services.clock,
       deadlines: this.deadlines,
+      place: this.place,
       runNode: (node, signal, parentSpan) => this.runNode(node, signal, parentSpan),
     };
   }
@@ -180,6 +187,7 @@ export class Run implements RunView {
       });
     }
     this.spawned.follow(deadline.signal);
+    this.place.until(deadline.signal);
     try {
       // Spawned children a dead execution left running go on under this one.
       if (this.startSeq > 0) await this.resumeSpawned(root);
@@ -190,13 +198,16 @@ export class Run implements RunView {
         );
       }
       const output = await this.runNode(this.definition.root, deadline.signal, root);
-      await this.spawned.settled();
+      await this.settleSpawned();
+      // Stopped while it waited for its spawned children (shutdown, cancel, deadline): they did not
+      // finish, so neither did this run.
+      if (deadline.signal.aborted) throw deadline.signal.reason;
       this.journal.closeSpan(root, 'ok');
       await this.finish('completed', output, null);
     } catch (err) {
       // Nothing the run started outlives it: spawned children stop with the reason it stops.
       this.spawned.stop(isShutdown(err) || isCancellation(err) ? (err as AppError) : cancelledError());
-      await this.spawned.settled();
+      await this.settleSpawned();
       if (isShutdown(err)) {
         this.journal.closeSpan(root, 'interrupted');
         await this.journal.commit();
@@ -228,6 +239,12 @@ export class Run implements RunView {
       },
     });
     await this.journal.commit();
+  }
+
+  /** Waits for the spawned children still running, the run's place given back meanwhile. */
+  private async settleSpawned(): Promise<void> {
+    if (this.spawned.pending) await this.place.waitOnChildren(() => this.spawned.settled());
+    else await this.spawned.settled();
   }
 
   private async resumeSpawned(parentSpan: string): Promise<void> {

@@ -52,6 +52,11 @@ export class SpawnedChildren {
     this.controller.abort(reason);
   }
 
+  /** Some spawned child is still running. */
+  get pending(): boolean {
+    return this.running.size > 0;
+  }
+
   /** Resolves once every spawned child, including those spawned meanwhile, has ended. */
   async settled(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
