@@ -43,7 +43,9 @@ function treeModel(clock: Clock) {
       model.calls++;
       model.onCall(tenant, inFlight.get(tenant) ?? 0, total);
       try {
-        await clock.sleep(LATENCY_MS, signal);
+        const task = request.messages[0]?.content;
+        const slow = typeof task === 'string' && task.startsWith('slow');
+        await clock.sleep(slow ? 5 * LATENCY_MS : LATENCY_MS, signal);
       } finally {
         inFlight.set(tenant, (inFlight.get(tenant) ?? 1) - 1);
       }
@@ -71,7 +73,7 @@ function answer(request: LlmRequest): LlmResponse {
           name: 'request_spawn_workflow',
           input: {
             name: `child-${spawned.length}`,
-            description: asked[2] === 'deeper' ? 'SPAWN 1 leaf' : 'leaf work',
+            description: asked[2] === 'deeper' ? 'SPAWN 1 leaf' : asked[2] === 'slow' ? 'slow leaf' : 'leaf work',
           },
         },
       ],
@@ -293,5 +295,27 @@ describe('running caps hold for child workflows', () => {
       peakPlacesTotalAfter: second.places.peakTotal,
       childrenOpenAtRestart,
     });
+  });
+
+  it('a run shut down while it waits for its spawned children is not completed; it resumes and ends after them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-caps-'));
+    dirs.push(dir);
+    const env = { DATABASE_PATH: join(dir, 'settle.db') };
+    const first = await harnessWith(env);
+    const id = await first.h.submit(definition('caps-a', 'spawner', prompt('spawner', 'SPAWN 1 slow'), 0), 'caps-a');
+    // Spawn at +1 s, the root's node answers at +2 s; the child's slow call runs until +6 s.
+    await advanceUntil(first.h.clock, () => first.h.published(id).some((e) => e.type === 'stepEnd'));
+    const [spawned] = await descendants(first.h, [id]);
+    expect(spawned?.status).toBe('running');
+    await first.h.close();
+    harnesses = harnesses.filter((h) => h !== first.h);
+    const second = await harnessWith(env, first.h.clock.now());
+    expect((await second.h.deps.store.getById(id))?.status).toBe('running');
+    await advanceUntil(second.h.clock, () => second.h.hasEnded(id));
+    const [child] = await descendants(second.h, [id]);
+    expect(child?.status).toBe('completed');
+    const root = await second.h.deps.store.getById(id);
+    expect(root?.status).toBe('completed');
+    expect(root?.endedAt).toBeGreaterThanOrEqual(child?.endedAt ?? Number.POSITIVE_INFINITY);
   });
 });
