@@ -198,7 +198,7 @@ export class Run implements RunView {
         );
       }
       const output = await this.runNode(this.definition.root, deadline.signal, root);
-      await this.settleSpawned();
+      await this.spawned.settledWithin(this.place);
       // Stopped while it waited for its spawned children (shutdown, cancel, deadline): they did not
       // finish, so neither did this run.
       if (deadline.signal.aborted) throw deadline.signal.reason;
@@ -207,7 +207,7 @@ export class Run implements RunView {
     } catch (err) {
       // Nothing the run started outlives it: spawned children stop with the reason it stops.
       this.spawned.stop(isShutdown(err) || isCancellation(err) ? (err as AppError) : cancelledError());
-      await this.settleSpawned();
+      await this.spawned.settledWithin(this.place);
       if (isShutdown(err)) {
         this.journal.closeSpan(root, 'interrupted');
         await this.journal.commit();
@@ -239,12 +239,6 @@ export class Run implements RunView {
       },
     });
     await this.journal.commit();
-  }
-
-  /** Waits for the spawned children still running, the run's place given back meanwhile. */
-  private async settleSpawned(): Promise<void> {
-    if (this.spawned.pending) await this.place.waitOnChildren(() => this.spawned.settled());
-    else await this.spawned.settled();
   }
 
   private async resumeSpawned(parentSpan: string): Promise<void> {
