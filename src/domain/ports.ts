@@ -353,12 +353,29 @@ export interface EventBus {
   subscribeAll(listener: EventListener): () => void;
 }
 
+/**
+ * One of the running places (MAX_RUNNING_WORKFLOWS, MAX_RUNNING_WORKFLOWS_PER_TENANT) held by a
+ * workflow's execution, root or child. A workflow that only waits on its children gives it back and
+ * takes one again, ahead of roots waiting to start, when it has work again (README "Running caps").
+ */
+export interface RunningPlace {
+  readonly held: boolean;
+  /** Gives the place back; nothing when it is not held. */
+  release(): void;
+  /** Takes a place again, ahead of roots; rejects with the signal's reason when it aborts first. */
+  retake(signal: AbortSignal): Promise<void>;
+}
+
 /** Where submitted workflows wait for the executor (DESIGN §16: a job queue when scaled out). */
 export interface WorkQueue {
   /** Tenants take turns: one tenant's backlog never queues another's work behind it. */
   enqueue(workflowId: string, tenantId: string): void;
-  /** Starts delivering work; `handler` runs once per enqueued id. */
-  start(handler: (workflowId: string) => Promise<void>): void;
+  /** Starts delivering work; `handler` runs once per enqueued id, holding a place it may give back. */
+  start(handler: (workflowId: string, place: RunningPlace) => Promise<void>): void;
+  /** A place for a child workflow of the tenant, ahead of roots; rejects when the signal aborts first. */
+  place(tenantId: string, signal: AbortSignal): Promise<RunningPlace>;
+  /** Places held now, by the tenant's workflows or (no tenant) by all. */
+  placesHeld(tenantId?: string): number;
   /** Stops delivering new work; resolves when no handler is running any more. */
   stop(): Promise<void>;
   readonly depth: number;

@@ -12,6 +12,7 @@ import type {
   ModelCatalog,
   NewWorkflow,
   RandomSource,
+  RunningPlace,
   TraceStore,
   WorkflowStore,
   WorkQueue,
@@ -129,7 +130,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     maxNodeOutputBytes: options.maxNodeOutputBytes,
     isStopping: () => stopping,
     spawns: new SpawnLedger(DEFAULTS.spawnsPerMinute, () => clock.now()),
-    runChild: (child, parentSignal, parentSpan) => execute(child, parentSignal, undefined, parentSpan),
+    runChild,
     onError: options.onError,
   };
 
@@ -144,17 +145,33 @@ export function createExecutor(options: ExecutorOptions): Executor {
     if (first) throw new ValidationError(`${first.path}: ${first.message}`, issues);
   }
 
+  /**
+   * A child (declared or spawned) runs in a running place of its tenant like a root (README
+   * "Running caps"), taken ahead of roots waiting to start; its parent gave its own back if it only
+   * waits. A child whose parent's signal aborts while it waits runs without one: it only records its end.
+   */
+  async function runChild(child: WorkflowRecord, parentSignal: AbortSignal, parentSpan: string) {
+    if (isTerminal(child.status)) return child;
+    const place = await queue.place(child.tenantId, parentSignal).catch(() => undefined);
+    try {
+      return await execute(child, parentSignal, undefined, parentSpan, place);
+    } finally {
+      place?.release();
+    }
+  }
+
   async function execute(
     workflow: WorkflowRecord,
     parentSignal?: AbortSignal,
     loaded?: RunStart,
     parentSpan: string | null = null,
+    place?: RunningPlace,
   ): Promise<WorkflowRecord> {
     if (isTerminal(workflow.status)) return workflow;
     const start = loaded ?? (await load(workflow.id));
     // Spans left open by an execution that died (crash, shutdown) end `interrupted` (DESIGN §9).
     if (!loaded) await options.traces.interruptOpenSpans(workflow.id, clock.now());
-    const run = new Run(workflow, start, services);
+    const run = new Run(workflow, start, services, place);
     active.set(workflow.id, run);
     try {
       await run.execute(parentSignal, cancelRequested.has(workflow.id), parentSpan);
@@ -192,20 +209,21 @@ export function createExecutor(options: ExecutorOptions): Executor {
     return mine;
   }
 
-  function runQueued(workflowId: string): Promise<void> {
+  function runQueued(workflowId: string, place: RunningPlace): Promise<void> {
     // Taken now, not when a prior execution settles: a decision or cancel meanwhile drops it.
     const submitted = justSubmitted.get(workflowId);
     justSubmitted.delete(workflowId);
     return exclusively(workflowId, async () => {
       // A workflow submitted to this process runs from the records it was created with: no re-read.
-      if (submitted) await execute(submitted.workflow, undefined, { nodes: submitted.nodes, lastSeq: 0 });
-      else await executeStored(workflowId);
+      if (submitted) await execute(submitted.workflow, undefined, { nodes: submitted.nodes, lastSeq: 0 }, null, place);
+      else await executeStored(workflowId, place);
     });
   }
 
-  async function executeStored(workflowId: string): Promise<void> {
+  /** Runs the stored row; without a place only to record an end (a cancel settled out of the queue). */
+  async function executeStored(workflowId: string, place?: RunningPlace): Promise<void> {
     const workflow = await store.getById(workflowId);
-    if (workflow && !isTerminal(workflow.status)) await execute(workflow);
+    if (workflow && !isTerminal(workflow.status)) await execute(workflow, undefined, undefined, null, place);
   }
 
   return {

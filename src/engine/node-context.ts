@@ -254,6 +254,8 @@ export interface NodeContext {
   readonly clock: Clock;
   /** The run's deadlines, all on one timer (deadline.ts). */
   readonly deadlines: Deadlines;
+  /** The run's running place: waits on child workflows and parallel branches go through it. */
+  readonly place: PlaceKeeper;
   /** Runs a node of this workflow through its attempt loop: what containers do with their steps. */
   runNode(node: WorkflowNode, signal: AbortSignal, parentSpan: string): Promise<unknown>;
 }
@@ -290,6 +292,17 @@ export interface Redactor {
   text(value: string): string;
   value<T>(value: T): T;
   child(definition: ChildDefinition): ChildDefinition;
+}
+
+/**
+ * The run's running place (README "Running caps", run-place.ts): given back while every strand of
+ * the run only waits on child workflows, retaken before it works again.
+ */
+export interface PlaceKeeper {
+  /** Runs a wait on child workflows (the run's other strands may still work meanwhile). */
+  waitOnChildren<T>(wait: () => Promise<T>): Promise<T>;
+  /** Runs concurrent branches, each a strand of its own; settles like Promise.allSettled. */
+  branches<T>(tasks: ReadonlyArray<() => Promise<T>>): Promise<PromiseSettledResult<T>[]>;
 }
 
 /** How one node kind runs (DESIGN §1: one exhaustive table, src/engine/nodes/table.ts). */

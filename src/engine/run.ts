@@ -8,6 +8,7 @@ import {
 } from '../domain/definition.js';
 import { AppError, type ErrorInfo, toErrorInfo } from '../domain/errors.js';
 import type { EfficiencyRecord } from '../domain/metrics.js';
+import type { RunningPlace } from '../domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import type { ReflectionEntry } from '../domain/reflection.js';
 import type { Status } from '../domain/status.js';
@@ -23,6 +24,7 @@ import type { AgentSlots, Limits, NodeAttempt, NodeContext, RunView } from './no
 import { handlerOf } from './nodes/table.js';
 import { ReflectionLedger } from './reflection-ledger.js';
 import { RequestBudget } from './request-budget.js';
+import { RunPlace } from './run-place.js';
 import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
 import { SpawnedChildren } from './spawned-children.js';
 import { MISSING, type TemplateScope } from './templates.js';
@@ -63,11 +65,14 @@ export class Run implements RunView {
   private readonly context: NodeContext;
   private readonly reported = new WeakSet<object>();
   private readonly startSeq: number;
+  /** The running place this execution holds (given back while it only waits on children). */
+  private readonly place: RunPlace;
 
   constructor(
     readonly workflow: WorkflowRecord,
     start: RunStart,
     private readonly services: EngineServices,
+    place?: RunningPlace,
   ) {
     for (const node of start.nodes) {
       this.byName.set(node.name, node);
@@ -96,6 +101,7 @@ export class Run implements RunView {
     this.turns = new RunTurnLog(this.journal, services.store, workflow.id, start.lastSeq);
     const children = createChildLauncher(this, this.nodes, this.journal, this.turns, services);
     this.spawned = new SpawnedChildren(children, this.controller.signal, services.onError);
+    this.place = new RunPlace(place, this.controller.signal);
     this.context = {
       view: this,
       journal: this.journal,
@@ -112,6 +118,7 @@ export class Run implements RunView {
       agents: this.agentSlots,
       clock: services.clock,
       deadlines: this.deadlines,
+      place: this.place,
       runNode: (node, signal, parentSpan) => this.runNode(node, signal, parentSpan),
     };
   }
@@ -184,6 +191,7 @@ export class Run implements RunView {
       });
     }
     this.spawned.follow(deadline.signal);
+    this.place.until(deadline.signal);
     try {
       // Spawned children a dead execution left running go on under this one.
       if (this.startSeq > 0) await this.resumeSpawned(root);
@@ -194,13 +202,16 @@ export class Run implements RunView {
         );
       }
       const output = await this.runNode(this.definition.root, deadline.signal, root);
-      await this.spawned.settled();
+      await this.spawned.settledWithin(this.place);
+      // Stopped while it waited for its spawned children (shutdown, cancel, deadline): they did not
+      // finish, so neither did this run.
+      if (deadline.signal.aborted) throw deadline.signal.reason;
       this.journal.closeSpan(root, 'ok');
       await this.finish('completed', output, null);
     } catch (err) {
       // Nothing the run started outlives it: spawned children stop with the reason it stops.
       this.spawned.stop(isShutdown(err) || isCancellation(err) ? (err as AppError) : cancelledError());
-      await this.spawned.settled();
+      await this.spawned.settledWithin(this.place);
       if (isShutdown(err)) {
         this.journal.closeSpan(root, 'interrupted');
         await this.journal.commit();

@@ -1,6 +1,7 @@
 import type { AppError } from '../domain/errors.js';
 import type { ChildLauncher } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
+import type { PlaceKeeper } from './node-context.js';
 
 /**
  * The child workflows a run's agents spawned (`request_spawn_workflow`, DESIGN §10). They run
@@ -50,6 +51,12 @@ export class SpawnedChildren {
   /** Stops every spawned child (the parent failed or was cancelled). */
   stop(reason: AppError): void {
     this.controller.abort(reason);
+  }
+
+  /** Waits for every spawned child still running, the run's place given back meanwhile (run-place.ts). */
+  async settledWithin(place: PlaceKeeper): Promise<void> {
+    if (this.running.size > 0) await place.waitOnChildren(() => this.settled());
+    else await this.settled();
   }
 
   /** Resolves once every spawned child, including those spawned meanwhile, has ended. */

@@ -1,26 +1,39 @@
 import { createFairQueue } from '../domain/fair-queue.js';
-import type { WorkQueue } from '../domain/ports.js';
+import type { RunningPlace, WorkQueue } from '../domain/ports.js';
 
 export interface InProcessWorkQueueOptions {
-  /** Most handlers running at once. */
+  /** Most places held at once (MAX_RUNNING_WORKFLOWS). */
   concurrency: number;
-  /** Most handlers running at once for one tenant (MAX_RUNNING_WORKFLOWS_PER_TENANT); default `concurrency`. */
+  /** Most places one tenant's workflows hold at once (MAX_RUNNING_WORKFLOWS_PER_TENANT); default `concurrency`. */
   perTenant?: number;
   /** Told about a handler that threw or rejected; the queue itself carries on. */
   onError?: (error: unknown, workflowId: string) => void;
 }
 
+/** A child workflow or a parent with work again, waiting for a place. */
+interface PlaceWaiter {
+  tenantId: string;
+  grant: () => void;
+}
+
 /**
- * Queue of workflow ids served by at most `concurrency` handlers at a time, at most `perTenant` of
- * them for one tenant. Tenants take turns (FIFO within each): one tenant's backlog never queues
- * another's work behind it (DESIGN §13).
+ * Queue of workflow ids, and the running places they run in: at most `concurrency` places held at
+ * a time, at most `perTenant` of them by one tenant's workflows — roots and children alike (README
+ * "Running caps"). A root takes its place when it leaves the queue; a child asks for one (`place`);
+ * a workflow that only waits on its children gives its place back and retakes one when it has work
+ * again. A freed place goes first to children and retaking parents (work of trees already running,
+ * whose end frees their places), then to roots; tenants take turns within each (FIFO within a
+ * tenant), so one tenant's backlog never queues another's work behind it (DESIGN §13). A tenant at
+ * its cap is skipped, never waited for. No deadlock: a place is only ever held by a workflow with
+ * work of its own, which ends or comes to wait on children (and then gives the place back).
  *
  * - Work enqueued before `start` (the resume scan at boot) waits until `start`.
  * - An id already waiting is not added again, and one workflow never runs twice at once; an id
  *   enqueued while its handler runs is run once more after it, so a wake-up (an approval arriving
  *   while the run that announced the wait is still finishing) is never lost.
  * - A failing handler is reported through `onError` and never becomes an unhandled rejection.
- * - `stop` stops handing out work (waiting ids stay queued) and resolves once running handlers settle.
+ * - `stop` stops handing out roots (waiting ids stay queued; running trees still get places) and
+ *   resolves once running handlers settle.
  */
 export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): WorkQueue {
   const { concurrency, onError } = options;
@@ -30,50 +43,120 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
   }
 
   const waiting = createFairQueue<string>();
+  const started = createFairQueue<PlaceWaiter>();
   /** Ids waiting or running: the dedupe set. */
   const admitted = new Set<string>();
   const runningIds = new Set<string>();
   /** Running ids enqueued again meanwhile: each runs once more when its handler settles. */
   const again = new Set<string>();
-  const runningByTenant = new Map<string, number>();
-  let running = 0;
-  let handler: ((workflowId: string) => Promise<void>) | undefined;
+  const heldByTenant = new Map<string, number>();
+  let held = 0;
+  let handlers = 0;
+  let handler: ((workflowId: string, place: RunningPlace) => Promise<void>) | undefined;
   let delivering = false;
   let idleWaiters: Array<() => void> = [];
 
   const tenantOf = new Map<string, string>();
-  const hasRoom = (tenantId: string): boolean => (runningByTenant.get(tenantId) ?? 0) < perTenant;
+  const hasRoom = (tenantId: string): boolean => (heldByTenant.get(tenantId) ?? 0) < perTenant;
+
+  function take(tenantId: string): void {
+    held += 1;
+    heldByTenant.set(tenantId, (heldByTenant.get(tenantId) ?? 0) + 1);
+  }
+
+  function give(tenantId: string): void {
+    held -= 1;
+    const left = (heldByTenant.get(tenantId) ?? 1) - 1;
+    if (left === 0) heldByTenant.delete(tenantId);
+    else heldByTenant.set(tenantId, left);
+  }
 
   function pump(): void {
-    while (delivering && handler && running < concurrency) {
+    while (held < concurrency) {
+      const next = started.take(hasRoom);
+      if (next) {
+        next.grant();
+        continue;
+      }
+      if (!delivering || !handler) return;
       const workflowId = waiting.take(hasRoom);
       if (workflowId === undefined) return;
       void runOne(handler, workflowId);
     }
   }
 
-  async function runOne(run: (workflowId: string) => Promise<void>, workflowId: string): Promise<void> {
+  /** A place of `tenantId`, taken now or as soon as one is free for it (ahead of roots). */
+  function acquire(tenantId: string, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (held < concurrency && hasRoom(tenantId)) {
+      take(tenantId);
+      started.served(tenantId);
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiter: PlaceWaiter = {
+        tenantId,
+        grant: () => {
+          signal.removeEventListener('abort', onAbort);
+          take(tenantId);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        started.remove(tenantId, waiter);
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      started.push(tenantId, waiter);
+    });
+  }
+
+  /** A place already taken for `tenantId`. */
+  function placeOf(tenantId: string): RunningPlace {
+    let holding = true;
+    return {
+      get held() {
+        return holding;
+      },
+      release() {
+        if (!holding) return;
+        holding = false;
+        give(tenantId);
+        pump();
+      },
+      async retake(signal) {
+        if (holding) return;
+        await acquire(tenantId, signal);
+        holding = true;
+      },
+    };
+  }
+
+  async function runOne(
+    run: (workflowId: string, place: RunningPlace) => Promise<void>,
+    workflowId: string,
+  ): Promise<void> {
     const tenantId = tenantOf.get(workflowId) ?? '';
-    running += 1;
+    take(tenantId);
+    const place = placeOf(tenantId);
+    handlers += 1;
     runningIds.add(workflowId);
-    runningByTenant.set(tenantId, (runningByTenant.get(tenantId) ?? 0) + 1);
     try {
-      await run(workflowId);
+      await run(workflowId, place);
     } catch (error) {
       report(error, workflowId);
     } finally {
-      running -= 1;
+      handlers -= 1;
       runningIds.delete(workflowId);
-      const left = (runningByTenant.get(tenantId) ?? 1) - 1;
-      if (left === 0) runningByTenant.delete(tenantId);
-      else runningByTenant.set(tenantId, left);
       if (again.delete(workflowId)) waiting.push(tenantId, workflowId);
       else {
         admitted.delete(workflowId);
         tenantOf.delete(workflowId);
       }
-      if (running === 0) notifyIdle();
-      pump();
+      if (handlers === 0) notifyIdle();
+      // Releasing pumps; a place given back earlier has been pumped already.
+      if (place.held) place.release();
+      else pump();
     }
   }
 
@@ -103,7 +186,16 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
       pump();
     },
 
-    start(nextHandler: (workflowId: string) => Promise<void>): void {
+    async place(tenantId, signal) {
+      await acquire(tenantId, signal);
+      return placeOf(tenantId);
+    },
+
+    placesHeld(tenantId) {
+      return tenantId === undefined ? held : (heldByTenant.get(tenantId) ?? 0);
+    },
+
+    start(nextHandler): void {
       if (delivering) throw new Error('work queue already started');
       handler = nextHandler;
       delivering = true;
@@ -112,7 +204,7 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
 
     stop(): Promise<void> {
       delivering = false;
-      if (running === 0) return Promise.resolve();
+      if (handlers === 0) return Promise.resolve();
       return new Promise<void>((resolve) => idleWaiters.push(resolve));
     },
 

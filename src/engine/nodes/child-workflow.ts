@@ -1,5 +1,6 @@
 import type { ChildWorkflowNode, WorkflowDefinition } from '../../domain/definition.js';
 import { AppError } from '../../domain/errors.js';
+import { isTerminal } from '../../domain/status.js';
 import type { NodeHandler, RunView } from '../node-context.js';
 import { renderValue } from '../templates.js';
 
@@ -28,7 +29,10 @@ export const childWorkflowHandler: NodeHandler<ChildWorkflowNode> = {
         context_passed: { node: node.name, childWorkflowId: child.id },
       },
     });
-    const finished = await ctx.children.run(child, at.signal, handoff);
+    // Only waiting now: the run's place goes back when no other strand of it works (run-place.ts).
+    const finished = isTerminal(child.status)
+      ? child
+      : await ctx.place.waitOnChildren(() => ctx.children.run(child, at.signal, handoff));
     if (finished.status === 'completed') return finished.output;
     // The parent's own cancellation reached the child: propagate it. A child cancelled on its own
     // (POST /v1/workflows/{childId}/cancel) is a failure of this node, not a cancel of the parent.

@@ -39,8 +39,11 @@ export const sequenceHandler = container<SequenceNode>(async (ctx, node, signal,
 export const parallelHandler = container<ParallelNode>(async (ctx, node, signal, spanId) => {
   const steps: readonly WorkflowNode[] = node.steps;
   const run = (step: WorkflowNode) => ctx.runNode(step, signal, spanId);
+  // Each branch is a strand of the run: its place goes back only when every strand waits on children.
   const results =
-    ctx.view.allocation?.parallel === false ? await oneAtATime(steps, run) : await Promise.allSettled(steps.map(run));
+    ctx.view.allocation?.parallel === false
+      ? await oneAtATime(steps, run)
+      : await ctx.place.branches(steps.map((step) => () => run(step)));
   const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   const shutdown = failures.find((f) => isShutdown(f.reason));
   if (shutdown) throw shutdown.reason;
