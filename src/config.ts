@@ -102,6 +102,8 @@ export const ConfigSchema = z
     REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(30_000),
     /** Unset: 20 s, or REQUEST_TIMEOUT_MS when shorter (see headersTimeoutMs). */
     HEADERS_TIMEOUT_MS: int(500, 3_600_000).optional(),
+    /** Days a finished workflow tree is kept (fractions allowed, e.g. 0.01 ≈ 14 min for a soak); 0 keeps all. */
+    RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(30),
   })
   .refine((c) => c.HEADERS_TIMEOUT_MS === undefined || c.HEADERS_TIMEOUT_MS <= c.REQUEST_TIMEOUT_MS, {
     // Node refuses a headers timeout longer than the whole-request timeout.

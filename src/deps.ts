@@ -39,6 +39,7 @@ import { openDatabase } from './store/db.js';
 import { createSqliteEngagementStore } from './store/engagement.repo.js';
 import { createGroupCommitter } from './store/group-commit.js';
 import { createSqliteMetricsStore } from './store/metrics.repo.js';
+import { createRetentionSweeper, type RetentionSweeper } from './store/retention.repo.js';
 import { createSqliteTraceStore } from './store/spans.repo.js';
 import { createSqliteUsageAnalyticsStore } from './store/usage-analytics.repo.js';
 import { createSqliteWorkflowStore } from './store/workflows.repo.js';
@@ -73,6 +74,8 @@ export interface Deps {
   usage: UsageAnalyticsStore;
   /** Runs a read-only tool as a node of a workflow, for exploration (DESIGN §11). */
   toolExplorer: ToolExplorer;
+  /** Deletes finished workflow trees past RETENTION_DAYS, in small batches on a timer (README "Retention"). */
+  retention: RetentionSweeper;
   /** Prometheus metrics for GET /metrics (not the efficiency metrics). */
   telemetry: PrometheusMetrics;
   /** Flipped by main.ts on SIGTERM/SIGINT: the API answers 503 from then on. */
@@ -186,6 +189,11 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     onError,
   });
 
+  const retention = createRetentionSweeper(db, committer, {
+    clock,
+    retentionMs: config.RETENTION_DAYS * 24 * 60 * 60 * 1000,
+    onError: (err) => storeLog.warn({ err }, 'retention sweep failed; it runs again at the next tick'),
+  });
   const stopFailureLog = logFailedWorkflows(events, logger);
   const telemetry = createPrometheusMetrics({
     bus: events,
@@ -215,6 +223,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     engagement,
     usage: createSqliteUsageAnalyticsStore(db),
     toolExplorer: createToolExplorer({ store, cache, tools }),
+    retention,
     telemetry,
     lifecycle: { shuttingDown: false },
     close() {
@@ -223,6 +232,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
         stopFailureLog();
         await executor.shutdown(0);
         corpora.stop();
+        retention.stop();
         committer.flushNow();
         await checkpointer?.stop();
         db.close();

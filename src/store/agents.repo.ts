@@ -14,7 +14,7 @@ import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 import { decodeKeyset, encodeKeyset } from './keyset.js';
 
-/** The agent registry and the agent-use history (migrations/0013_agents.sql). */
+/** The agent registry and the agent-use history (migrations/0013_agents.sql; retiring: see `retire`). */
 
 interface AgentRow {
   name: string;
@@ -101,7 +101,19 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
   const insert = db.prepare(
     'INSERT INTO agents (tenant_id, name, version, role, config, created_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
-  const retire = db.prepare('UPDATE agents SET deleted_at = ? WHERE tenant_id = ? AND name = ? AND deleted_at IS NULL');
+  // Retiring keeps one row per name, its last version with the config emptied (a tombstone), so a
+  // new POST of the name continues the numbering while create/delete pairs cannot pile up versions
+  // (400 pairs of a large config grew the database by 43 MB). Runs need no agent row: submission
+  // copies the config into the stored definition. The retention sweep drops tombstones by age.
+  const retire = db.prepare<[number, string, string]>(
+    `UPDATE agents SET deleted_at = ?, config = '{}', role = NULL
+     WHERE tenant_id = ? AND name = ? AND deleted_at IS NULL
+       AND version = (SELECT max(a.version) FROM agents a WHERE a.tenant_id = agents.tenant_id AND a.name = agents.name)`,
+  );
+  const dropOlderVersions = db.prepare<[string, string, string, string]>(
+    `DELETE FROM agents WHERE tenant_id = ? AND name = ?
+       AND version < (SELECT max(version) FROM agents WHERE tenant_id = ? AND name = ?)`,
+  );
   const history = db.prepare<[string, string, string, string], { agent: string; runs: number; reward_sum: number }>(
     `SELECT u.agent, count(*) AS runs, sum(r.aggregate_reward) AS reward_sum
        FROM (SELECT DISTINCT workflow_id, agent FROM agent_uses
@@ -174,7 +186,11 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
     },
 
     retire(tenantId, name) {
-      return committer.run(() => retire.run(now(), tenantId, name).changes > 0);
+      return committer.run(() => {
+        if (retire.run(now(), tenantId, name).changes === 0) return false;
+        dropOlderVersions.run(tenantId, name, tenantId, name);
+        return true;
+      });
     },
 
     async ofRole(tenantId, role) {

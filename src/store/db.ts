@@ -13,6 +13,15 @@ export interface OpenDatabaseOptions {
 /** What `PRAGMA synchronous` reads back as (SQLite reports the level as a number). */
 const SYNCHRONOUS_LEVEL: Record<SynchronousMode, number> = { NORMAL: 1, FULL: 2 };
 
+/**
+ * The WAL file is cut back to this size whenever SQLite restarts it (the first commit after a
+ * complete checkpoint, checkpointer.ts): without it the file kept its largest size forever (467 MB
+ * after one burst). During a burst it still grows by what the burst writes until a checkpoint
+ * catches up; forcing a TRUNCATE checkpoint from the worker then held the writer lock past
+ * BUSY_TIMEOUT_MS and failed commits ("database is locked"), so it is not done.
+ */
+const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
 /** Short: the service is the only writer, so waiting long on a lock only hides a bug (DESIGN §12). */
 const BUSY_TIMEOUT_MS = 100;
 
@@ -47,6 +56,8 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Db {
 }
 
 function configure(db: Db, path: string, options: OpenDatabaseOptions): void {
+  // First: a new file takes it only before anything (journal_mode included) writes its header.
+  enableIncrementalVacuum(db);
   if (!isInMemory(path)) {
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (mode !== 'wal') throw new Error(`SQLite refused journal_mode=WAL (got ${String(mode)}) for ${path}`);
@@ -63,6 +74,25 @@ function configure(db: Db, path: string, options: OpenDatabaseOptions): void {
   if (db.pragma('foreign_keys', { simple: true }) !== 1) throw new Error('SQLite did not apply foreign_keys=ON');
 
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+}
+
+/**
+ * auto_vacuum = INCREMENTAL lets the retention sweep (retention.repo.ts) give freed pages back to
+ * the file system. A new database takes it before the migrations create the first table; a
+ * database made before it needs one VACUUM (a full rewrite, once, at the first start after the
+ * upgrade: it takes time proportional to the file's size). A migration cannot do it: VACUUM cannot
+ * run inside the migration's transaction.
+ */
+function enableIncrementalVacuum(db: Db): void {
+  const INCREMENTAL = 2;
+  if (db.pragma('auto_vacuum', { simple: true }) === INCREMENTAL) return;
+  db.pragma('auto_vacuum = INCREMENTAL');
+  const tables = db.prepare('SELECT count(*) FROM sqlite_schema').pluck().get() as number;
+  if (tables > 0) db.exec('VACUUM');
+  const mode = db.pragma('auto_vacuum', { simple: true });
+  if (mode !== INCREMENTAL)
+    throw new Error(`SQLite did not apply auto_vacuum=INCREMENTAL (reads back ${String(mode)})`);
 }
 
 function readMigrations(): Migration[] {

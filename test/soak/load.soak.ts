@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parsePrometheusText } from '../helpers/prometheus-text.js';
 import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } from '../helpers/server-process.js';
@@ -8,13 +9,19 @@ import { reportFigures } from '../reliability/scale.js';
  * (SOAK_MINUTES to shorten it while working on it). After a warm-up, resident memory must not grow
  * by 10% or more, and the process's own event-loop delay p99 (prom-client's monitorEventLoopDelay,
  * reset at every scrape, so each sample is the p99 of one 10 s window) must stay under 100 ms in
- * every window: a stricter reading than one p99 over the whole run.
+ * every window: a stricter reading than one p99 over the whole run. Disk: with a retention period of
+ * SOAK_RETENTION_MINUTES (5; RETENTION_DAYS takes fractions), the database file is flat (< 10% growth)
+ * from a minute after the window is full to the end, and the WAL file never passes 64 MiB.
  */
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
 const RATE_PER_SECOND = Number(process.env.SOAK_RATE ?? 50);
 const SCRAPE_EVERY_MS = 10_000;
 const WARM_UP_MS = Math.min(5 * 60_000, (MINUTES * 60_000) / 6);
+const RETENTION_MINUTES = Number(process.env.SOAK_RETENTION_MINUTES ?? 5);
+/** The window is full, the sweep (every 10 s) caught up, and a minute went by: the size is the steady one. */
+const DISK_STEADY_MS = (RETENTION_MINUTES + 1) * 60_000 + WARM_UP_MS;
+const WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 const KEY = 'soak-key-0123456789abcdef';
 const auth = { authorization: `Bearer ${KEY}` };
 
@@ -37,9 +44,19 @@ interface Sample {
   lagP99Ms: number;
   queued: number;
   running: number;
+  dbBytes: number;
+  walBytes: number;
 }
 
-async function scrape(server: ServerProcess, startedAt: number): Promise<Sample> {
+const fileBytes = (path: string): number => {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+};
+
+async function scrape(server: ServerProcess, startedAt: number, dbPath: string): Promise<Sample> {
   const text = await (await fetch(`${server.url}/metrics`)).text();
   const metrics = parsePrometheusText(text);
   const value = (name: string): number => {
@@ -54,6 +71,8 @@ async function scrape(server: ServerProcess, startedAt: number): Promise<Sample>
     lagP99Ms: value('baton_nodejs_eventloop_lag_p99_seconds') * 1000,
     queued: ready.queued,
     running: ready.running,
+    dbBytes: fileBytes(dbPath),
+    walBytes: fileBytes(`${dbPath}-wal`),
   };
 }
 
@@ -69,7 +88,12 @@ describe('load soak', () => {
     const tmp = tempDir('baton-soak-');
     const server = await startServer({
       dbPath: tmp.dbPath(),
-      env: { API_KEYS: `soak:${KEY}`, HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '0' },
+      env: {
+        API_KEYS: `soak:${KEY}`,
+        HOST: '127.0.0.1',
+        RATE_LIMIT_PER_MINUTE: '0',
+        RETENTION_DAYS: String(RETENTION_MINUTES / (24 * 60)),
+      },
     });
     try {
       const startedAt = performance.now();
@@ -79,7 +103,7 @@ describe('load soak', () => {
       let answered = 0;
       const samples: Sample[] = [];
       const sampler = setInterval(() => {
-        scrape(server, startedAt).then(
+        scrape(server, startedAt, tmp.dbPath()).then(
           (sample) => samples.push(sample),
           (err: unknown) => failures.push(`scrape: ${String(err)}`),
         );
@@ -125,6 +149,10 @@ describe('load soak', () => {
       const final = median(afterWarmUp.filter((s) => s.atMs >= MINUTES * 60_000 - windowMs).map((s) => s.rssBytes));
       const growth = final / baseline - 1;
       const lags = samples.map((s) => s.lagP99Ms);
+      const steady = samples.filter((s) => s.atMs >= DISK_STEADY_MS);
+      const dbSteadyBytes = median(steady.filter((s) => s.atMs < DISK_STEADY_MS + windowMs).map((s) => s.dbBytes));
+      const dbFinalBytes = median(steady.filter((s) => s.atMs >= MINUTES * 60_000 - windowMs).map((s) => s.dbBytes));
+      const walMaxBytes = Math.max(...samples.map((s) => s.walBytes));
       const figures = {
         minutes: MINUTES,
         ratePerSecond: RATE_PER_SECOND,
@@ -139,6 +167,11 @@ describe('load soak', () => {
         eventLoopP99MsMedianWindow: Math.round(median(lags) * 10) / 10,
         eventLoopP99MsWorstWindow: Math.round(Math.max(...lags) * 10) / 10,
         maxQueued: Math.max(...samples.map((s) => s.queued)),
+        retentionMinutes: RETENTION_MINUTES,
+        dbSteadyMiB: Math.round(dbSteadyBytes / 2 ** 20),
+        dbFinalMiB: Math.round(dbFinalBytes / 2 ** 20),
+        dbMaxMiB: Math.round(Math.max(...samples.map((s) => s.dbBytes)) / 2 ** 20),
+        walMaxMiB: Math.round(walMaxBytes / 2 ** 20),
         samples: samples.length,
         drained,
       };
@@ -149,6 +182,9 @@ describe('load soak', () => {
       expect(sent).toBeGreaterThanOrEqual(MINUTES * 60 * RATE_PER_SECOND * 0.99);
       expect(growth).toBeLessThan(0.1);
       expect(Math.max(...lags)).toBeLessThan(100);
+      expect(walMaxBytes).toBeLessThanOrEqual(WAL_LIMIT_BYTES);
+      // Only a run long enough to have a steady minute and a final one apart can judge flatness.
+      if (MINUTES * 60_000 >= DISK_STEADY_MS + 2 * windowMs) expect(dbFinalBytes / dbSteadyBytes - 1).toBeLessThan(0.1);
     } finally {
       await stopAllServers();
       tmp.cleanup();

@@ -87,6 +87,8 @@ describe('background WAL checkpointer', () => {
     // appended are read off the WAL file's size.
     const controlPath = join(dir, 'control.db');
     const control = new Database(controlPath);
+    // Configured as openDatabase configures baton's (auto_vacuum adds pointer-map pages to commits).
+    control.pragma('auto_vacuum = INCREMENTAL');
     control.pragma('journal_mode = WAL');
     control.pragma('synchronous = NORMAL');
     control.pragma('wal_autocheckpoint = 0');

@@ -1,0 +1,178 @@
+import type { Clock } from '../domain/ports.js';
+import type { Db } from './db.js';
+import type { GroupCommitter } from './group-commit.js';
+
+/**
+ * Retention (README "Retention"): a finished workflow tree whose root ended more than the
+ * retention period ago is deleted with every row it owns, in small commits off the request path.
+ *
+ * - A tree goes as a whole, in one transaction, and only when every workflow in it is finished: a
+ *   child is never deleted apart from its root, and no part of a tree still running is touched.
+ * - Owned rows (WORKFLOW_OWNED_TABLES): its workflows, nodes, the journal (events and spans),
+ *   reflections, tool calls, retrieval runs, efficiency records, rewards, feedback, agent uses and
+ *   idempotency keys. Analytics computed from efficiency rows (dashboard, rewards, agent selection)
+ *   therefore look back over the retention period at most; roll-up tables that outlive raw rows are
+ *   not listed here and are never touched. Response cache entries are not owned by a workflow:
+ *   they leave by their own TTL (CACHE_TTL_MS). Retired agents' tombstones leave by age too.
+ * - Each tick deletes at most BATCH_TREES trees (and stops adding trees once BATCH_WORKFLOWS
+ *   workflows are taken), then hands up to RECLAIM_STEP_PAGES free pages back to the file system
+ *   (`PRAGMA incremental_vacuum`; the database runs with auto_vacuum = INCREMENTAL, store/db.ts),
+ *   keeping RECLAIM_KEEP_PAGES free for the writes that follow, so the file stops growing and
+ *   shrinks after a burst without paying a page move for every steady-state write.
+ * - Ticks are paced by a timer (unref'd) and "how old is old" is read from the injected Clock:
+ *   a sleeper on the injected clock would stand forever in the way of tests that drive time.
+ */
+
+/** Trees deleted per commit; a full batch schedules the next one right after (BUSY_PAUSE_MS). */
+const BATCH_TREES = 64;
+/** No more trees join a batch once it holds this many workflows (big trees fill it early). */
+const BATCH_WORKFLOWS = 512;
+const BUSY_PAUSE_MS = 20;
+const IDLE_INTERVAL_MS = 10_000;
+/** Free pages kept for reuse (8 MiB of 4 KiB pages); those above it are released, this many a tick. */
+const RECLAIM_KEEP_PAGES = 2_048;
+const RECLAIM_STEP_PAGES = 4_096;
+
+/**
+ * Every table holding rows of one workflow, by its workflow column, in a delete order the foreign
+ * keys accept (rows referencing nodes and workflows first). test/reliability/retention.test.ts counts
+ * an old tree's rows in every table with a `workflow_id` column: a new such table must be listed here.
+ */
+const WORKFLOW_OWNED_TABLES: ReadonlyArray<readonly [table: string, column: string]> = [
+  ['idempotency_keys', 'workflow_id'],
+  ['efficiency', 'workflow_id'],
+  ['rewards', 'workflow_id'],
+  ['feedback', 'workflow_id'],
+  ['agent_uses', 'workflow_id'],
+  ['reflections', 'workflow_id'],
+  ['journal', 'workflow_id'],
+  ['tool_calls', 'workflow_id'],
+  ['retrieval_runs', 'workflow_id'],
+  ['nodes', 'workflow_id'],
+  ['workflows', 'id'],
+];
+
+export interface SweepResult {
+  /** Root workflows whose trees were deleted. */
+  trees: number;
+  /** Workflows deleted (roots and their children). */
+  workflows: number;
+  /** Rows deleted over every owned table. */
+  rows: number;
+  /** Free pages handed back to the file system. */
+  reclaimedPages: number;
+}
+
+export interface RetentionSweeper {
+  /** Sweeps until nothing is due (batch after batch, each its own commit); what it deleted in all. */
+  sweepNow(): Promise<SweepResult>;
+  /** Stops the timer; a batch in flight commits with the store's last flush. */
+  stop(): void;
+}
+
+export interface RetentionOptions {
+  clock: Clock;
+  /** Finished trees older than this go; 0 keeps everything (no timer is started). */
+  retentionMs: number;
+  onError: (err: unknown) => void;
+}
+
+export function createRetentionSweeper(db: Db, committer: GroupCommitter, options: RetentionOptions): RetentionSweeper {
+  // Repeats the partial index's WHERE clause verbatim (migrations/0021) so the planner uses it.
+  const dueRoots = db
+    .prepare<[number, number], string>(
+      `SELECT id FROM workflows
+       WHERE parent_workflow_id IS NULL AND status IN ('completed', 'failed', 'cancelled') AND ended_at < ?
+       ORDER BY ended_at LIMIT ?`,
+    )
+    .pluck();
+  const descendantsOf = db.prepare<[string], { id: string; finished: number }>(
+    `SELECT id, status IN ('completed', 'failed', 'cancelled') AS finished FROM workflows
+     WHERE root_workflow_id = ? AND parent_workflow_id IS NOT NULL`,
+  );
+  const deletes = WORKFLOW_OWNED_TABLES.map(([table, column]) =>
+    db.prepare<[string]>(`DELETE FROM ${table} WHERE ${column} IN (SELECT value FROM json_each(?))`),
+  );
+  const retiredAgents = db.prepare<[number]>('DELETE FROM agents WHERE deleted_at IS NOT NULL AND deleted_at < ?');
+  const freePages = db.prepare<[], number>('PRAGMA freelist_count').pluck();
+
+  /** One commit: up to BATCH_TREES due trees, then a bounded release of free pages. */
+  const batch = (cutoff: number): SweepResult & { more: boolean } => {
+    const roots = dueRoots.all(cutoff, BATCH_TREES);
+    const ids: string[] = [];
+    let trees = 0;
+    for (const root of roots) {
+      if (ids.length >= BATCH_WORKFLOWS) break;
+      const children = descendantsOf.all(root);
+      // A finished root with a child still going (a cascade not landed yet): left for a later tick.
+      if (children.some((child) => !child.finished)) continue;
+      ids.push(root, ...children.map((child) => child.id));
+      trees++;
+    }
+    let rows = 0;
+    if (ids.length > 0) {
+      const json = JSON.stringify(ids);
+      for (const statement of deletes) rows += statement.run(json).changes;
+    }
+    rows += retiredAgents.run(cutoff).changes;
+    const excess = (freePages.get() ?? 0) - RECLAIM_KEEP_PAGES;
+    const reclaimedPages = excess > 0 ? Math.min(excess, RECLAIM_STEP_PAGES) : 0;
+    if (reclaimedPages > 0) db.pragma(`incremental_vacuum(${reclaimedPages})`);
+    return {
+      trees,
+      workflows: ids.length,
+      rows,
+      reclaimedPages,
+      // A batch that could delete nothing (every due root waiting on a child) waits for the next tick.
+      more: (trees > 0 && roots.length === BATCH_TREES) || excess > reclaimedPages,
+    };
+  };
+
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let running: Promise<SweepResult> | undefined;
+
+  const sweepNow = (): Promise<SweepResult> => {
+    if (options.retentionMs <= 0) return Promise.resolve({ trees: 0, workflows: 0, rows: 0, reclaimedPages: 0 });
+    running ??= (async () => {
+      const total: SweepResult = { trees: 0, workflows: 0, rows: 0, reclaimedPages: 0 };
+      try {
+        for (;;) {
+          const cutoff = options.clock.now() - options.retentionMs;
+          const done = await committer.run(() => batch(cutoff));
+          total.trees += done.trees;
+          total.workflows += done.workflows;
+          total.rows += done.rows;
+          total.reclaimedPages += done.reclaimedPages;
+          if (!done.more || stopped) return total;
+          // Let requests and the executor in between two batches.
+          await new Promise((resolve) => setTimeout(resolve, BUSY_PAUSE_MS));
+          if (stopped) return total;
+        }
+      } finally {
+        running = undefined;
+      }
+    })();
+    return running;
+  };
+
+  const schedule = (): void => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      sweepNow().then(schedule, (err: unknown) => {
+        options.onError(err);
+        schedule();
+      });
+    }, IDLE_INTERVAL_MS);
+    timer.unref();
+  };
+  if (options.retentionMs > 0) schedule();
+
+  return {
+    sweepNow,
+    stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
+}
