@@ -98,6 +98,8 @@ export const ConfigSchema = z
     RATE_LIMIT_PER_MINUTE: int(0, 10_000_000).default(6000),
     MAX_NODE_OUTPUT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
     MAX_PROVIDER_RESPONSE_BYTES: int(64 * 1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
+    MAX_LLM_CALLS_PER_WORKFLOW: int(1, 10_000).default(1000),
+    TENANT_DAILY_BUDGET_USD: z.coerce.number().positive().max(1e9).optional(),
     BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
     REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(30_000),
     /** Unset: 20 s, or REQUEST_TIMEOUT_MS when shorter (see headersTimeoutMs). */

@@ -186,6 +186,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     concurrency: config.CONCURRENCY,
     retry: { maxAttempts: config.RETRY_MAX_ATTEMPTS, baseDelayMs: config.RETRY_BASE_DELAY_MS, maxDelayMs: 30_000 },
     maxNodeOutputBytes: config.MAX_NODE_OUTPUT_BYTES,
+    maxLlmCallsPerWorkflow: config.MAX_LLM_CALLS_PER_WORKFLOW,
+    tenantDailyBudgetUsd: config.TENANT_DAILY_BUDGET_USD,
     onError,
   });
 

@@ -69,6 +69,9 @@ export const ERROR_CODES = {
   INVALID_ACTION: run({ reflectable: true }),
   CHECKPOINT_REJECTED: run({ status: 409 }),
   LLM_CALL_LIMIT_EXCEEDED: run({ status: 409 }),
+  // The tenant's real-money budget for the UTC day (TENANT_DAILY_BUDGET_USD) cannot pay for the call's
+  // worst case: refused before it is sent. Neither retried nor reflected on (both would be calls).
+  TENANT_BUDGET_EXCEEDED: run({ status: 429, retryReason: 'rate_limit' }),
   LIMIT_EXCEEDED: run({ status: 409 }),
   OUTPUT_TOO_LARGE: run({ status: 409 }),
   MISSING_CONTEXT: run({ status: 400, retryReason: 'dependency_conflict', outcome: 'dependency_missing' }),

@@ -161,6 +161,10 @@ export interface ChangeSet {
   toolCalls?: ToolCallRecord[];
   /** Prompt runs with `retrieval` that ended in this change set: how the model engaged. */
   retrievalRuns?: RetrievalRunRecord[];
+  /** Provider requests a workflow tree took from its root's budget (added to the root's count). */
+  requestsTaken?: Array<{ rootWorkflowId: string; count: number }>;
+  /** Real money (USD, simulated cost excluded) tenants' calls cost, added to their UTC day's sum. */
+  tenantSpend?: Array<{ tenantId: string; day: number; costUsd: number }>;
 }
 
 export interface WorkflowFilter {
@@ -202,6 +206,10 @@ export interface WorkflowStore {
   lastSeq(workflowId: string): Promise<number>;
   /** Provider requests the workflow's finished model calls sent (Σ agentPromptEnd.requests): a resumed run's budget. */
   requestsSent(workflowId: string): Promise<number>;
+  /** Provider requests the tree of this root took, each recorded before it was sent (ChangeSet.requestsTaken). */
+  requestsTaken(rootWorkflowId: string): Promise<number>;
+  /** What the tenant's provider calls cost in real money on the UTC day `day` (epoch ms / 86 400 000). */
+  tenantSpendUsd(tenantId: string, day: number): Promise<number>;
   /** The workflow and every descendant workflow, flagged cancel-requested; returns their ids. */
   requestCancel(id: string): Promise<string[]>;
   /**

@@ -30,6 +30,8 @@ export interface RuleContext {
   models: ModelCatalog;
   toolNames: ReadonlySet<string>;
   defaultModel: string;
+  /** MAX_LLM_CALLS_PER_WORKFLOW: a maxLlmCalls above it is refused (not clamped: the client learns it). */
+  maxLlmCalls?: number;
 }
 
 interface Scope {
@@ -134,6 +136,14 @@ function checkScope(
 ): void {
   const seen = new Map<string, string>();
   const maxChildren = definition.options?.limits?.maxChildren ?? DEFAULTS.limits.maxChildren;
+  const asked = definition.options?.limits?.maxLlmCalls;
+  if (asked !== undefined && context.maxLlmCalls !== undefined && asked > context.maxLlmCalls) {
+    // `path` ends in "root": the definition's options sit beside it.
+    issues.push({
+      path: `${path.slice(0, -'root'.length)}options.limits.maxLlmCalls`,
+      message: `is ${asked}; this service allows at most ${context.maxLlmCalls} (MAX_LLM_CALLS_PER_WORKFLOW)`,
+    });
+  }
   let children = 0;
 
   function walk(node: WorkflowNode, nodePath: string, depth: number, before: Set<string>): void {

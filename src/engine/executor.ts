@@ -31,7 +31,9 @@ import { Run, type RunStart } from './run.js';
 import { createSemaphore } from './semaphore.js';
 import { type CorpusReader, cancelledError, type EngineServices, isShutdown, shuttingDownError } from './services.js';
 import { SpawnLedger } from './spawn-ledger.js';
+import { TenantSpend } from './tenant-spend.js';
 import type { RetryPolicy } from './transport-retry.js';
+import { TreeBudgets } from './tree-budgets.js';
 
 /** What the API layer asks of the engine. */
 export interface Executor {
@@ -87,6 +89,10 @@ export interface ExecutorOptions {
   retry: RetryPolicy;
   /** Bytes one prompt node's answer may have (MAX_NODE_OUTPUT_BYTES). */
   maxNodeOutputBytes: number;
+  /** MAX_LLM_CALLS_PER_WORKFLOW: a submitted maxLlmCalls above it is refused (400). */
+  maxLlmCallsPerWorkflow: number;
+  /** TENANT_DAILY_BUDGET_USD; undefined: no money budget. */
+  tenantDailyBudgetUsd?: number | undefined;
   onError: (err: unknown, context: Record<string, unknown>) => void;
 }
 
@@ -115,6 +121,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
   let stopping = false;
   let pruneTimer: NodeJS.Timeout | undefined;
 
+  const treeBudgets = new TreeBudgets(store, options.maxLlmCallsPerWorkflow);
   const services: EngineServices = {
     store,
     metrics: options.metrics,
@@ -128,6 +135,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
     llmSlots: createSemaphore(options.concurrency),
     retry: options.retry,
     maxNodeOutputBytes: options.maxNodeOutputBytes,
+    maxLlmCallsPerWorkflow: options.maxLlmCallsPerWorkflow,
+    spend: new TenantSpend(options.tenantDailyBudgetUsd, clock, store),
     isStopping: () => stopping,
     spawns: new SpawnLedger(DEFAULTS.spawnsPerMinute, () => clock.now()),
     runChild,
@@ -171,11 +180,13 @@ export function createExecutor(options: ExecutorOptions): Executor {
     const start = loaded ?? (await load(workflow.id));
     // Spans left open by an execution that died (crash, shutdown) end `interrupted` (DESIGN §9).
     if (!loaded) await options.traces.interruptOpenSpans(workflow.id, clock.now());
-    const run = new Run(workflow, start, services, place);
+    const tree = await treeBudgets.open(workflow);
+    const run = new Run(workflow, { ...start, treeBudget: tree.budget }, services, place);
     active.set(workflow.id, run);
     try {
       await run.execute(parentSignal, cancelRequested.has(workflow.id), parentSpan);
     } finally {
+      tree.close();
       active.delete(workflow.id);
       if (isTerminal(run.workflow.status)) cancelRequested.delete(workflow.id);
     }
@@ -241,6 +252,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
         models: options.models,
         toolNames: new Set(options.tools.names()),
         defaultModel: options.models.defaultModel,
+        maxLlmCalls: options.maxLlmCallsPerWorkflow,
       });
       await checkCorpora(tenantId, references.corpora);
       const now = clock.now();

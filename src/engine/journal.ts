@@ -8,6 +8,7 @@ import type { RetrievalRunRecord, ToolCallRecord } from '../domain/tool-analytic
 import type { Journal, SpanEnd, SpanStart } from './node-context.js';
 import { type EngineServices, isShutdown } from './services.js';
 import { SpanRecorder } from './span-recorder.js';
+import { utcDay } from './tenant-spend.js';
 
 /**
  * Everything a run changes, kept in memory (node and workflow records are patched in place) and
@@ -119,7 +120,14 @@ export class RunJournal implements Journal {
     const changes = this.pending;
     if (!this.spans.isEmpty) changes.spans = this.spans.drain();
     const usage = this.spans.drainUsage();
-    if (usage) changes.usage = [usage];
+    if (usage) {
+      changes.usage = [usage];
+      // The day's real spend, summed with the cost records that make it (TENANT_DAILY_BUDGET_USD).
+      if (usage.costUsd !== 0) {
+        const { tenantId } = this.workflow;
+        changes.tenantSpend = [{ tenantId, day: utcDay(this.services.clock.now()), costUsd: usage.costUsd }];
+      }
+    }
     if (this.pendingNodes.size > 0) {
       changes.nodes = [...this.pendingNodes.values()];
       this.pendingNodes.clear();
@@ -163,5 +171,7 @@ function emptyChanges(): Required<ChangeSet> {
     retrievalRuns: [],
     efficiency: [],
     rewards: [],
+    requestsTaken: [],
+    tenantSpend: [],
   };
 }

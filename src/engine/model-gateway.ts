@@ -7,6 +7,7 @@ import type { RunJournal } from './journal.js';
 import type { ModelAnswer, ModelCall, ModelGateway } from './node-context.js';
 import type { RequestBudget, RequestClaim } from './request-budget.js';
 import { type EngineServices, shuttingDownError } from './services.js';
+import { inputTokenBound, type SpendReservation } from './tenant-spend.js';
 import { callWithRetry } from './transport-retry.js';
 
 /**
@@ -198,9 +199,18 @@ export class RunModelGateway implements ModelGateway {
             // The service may have begun to stop while this call waited for its slot: it must not start
             // (its claim is given back by the finally below).
             if (services.isStopping()) throw shuttingDownError();
-            claim.send();
-            requests++;
-            return await model.client.complete(request, { signal });
+            // Money last, right before sending: a refusal here gives the claim back (the finally below).
+            const reservation = await this.reserveSpend(model, request);
+            try {
+              await claim.send();
+              requests++;
+              const answer = await model.client.complete(request, { signal });
+              reservation?.settle(services.models.costUsd(model.id, answer.usage));
+              return answer;
+            } finally {
+              // A request that failed cost nothing (providers do not bill errors).
+              reservation?.settle(0);
+            }
           } finally {
             services.llmSlots.release(this.tenantId);
           }
@@ -259,6 +269,14 @@ export class RunModelGateway implements ModelGateway {
       },
     });
     return { response, costUsd, latencyMs };
+  }
+
+  /** The call's worst case held against the tenant's daily budget (real money only), or a refusal. */
+  private reserveSpend(model: ResolvedModel, request: LlmRequest): Promise<SpendReservation | undefined> {
+    const { spend, models } = this.services;
+    if (spend.budgetUsd === undefined || model.simulated) return Promise.resolve(undefined);
+    const worst = models.costUsd(model.id, { inputTokens: inputTokenBound(request), outputTokens: request.maxTokens });
+    return spend.reserve(this.tenantId, worst);
   }
 }
 

@@ -23,12 +23,13 @@ import { RunModelGateway } from './model-gateway.js';
 import type { AgentSlots, Limits, NodeAttempt, NodeContext, RunView } from './node-context.js';
 import { handlerOf } from './nodes/table.js';
 import { ReflectionLedger } from './reflection-ledger.js';
-import { RequestBudget } from './request-budget.js';
+import { ownBudgetRefusal, RequestBudget } from './request-budget.js';
 import { RunPlace } from './run-place.js';
 import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
 import { SpawnedChildren } from './spawned-children.js';
 import { MISSING, type TemplateScope } from './templates.js';
 import { RunToolBox } from './tool-box.js';
+import { maxLlmCallsOf } from './tree-budgets.js';
 import { RunTurnLog } from './turn-log.js';
 
 /** What an execution starts from: the rows earlier executions committed (empty for a fresh run). */
@@ -38,6 +39,8 @@ export interface RunStart {
   reflections?: readonly ReflectionEntry[] | undefined;
   /** Provider requests earlier executions sent: a resumed run keeps paying from the same budget. */
   requestsSent?: number | undefined;
+  /** The request budget of the run's whole tree (its root's maxLlmCalls), which its own draws on. */
+  treeBudget?: RequestBudget | undefined;
 }
 
 /**
@@ -82,6 +85,7 @@ export class Run implements RunView {
     this.limits = {
       ...DEFAULTS.limits,
       ...this.definition.options?.limits,
+      maxLlmCalls: maxLlmCallsOf(this.definition, services.maxLlmCallsPerWorkflow),
       maxNodeOutputBytes: services.maxNodeOutputBytes,
     };
     ({ complexity: this.complexity, allocation: this.allocation } = routingOf(this.definition));
@@ -97,7 +101,8 @@ export class Run implements RunView {
     this.deadlines = new RunDeadlines(services.clock);
     this.journal = new RunJournal(workflow, start.lastSeq, services);
     this.reflections = new ReflectionLedger(this, this.journal, () => services.clock.now(), start.reflections);
-    const budget = new RequestBudget(start.requestsSent ?? 0, this.limits.maxLlmCalls);
+    const { maxLlmCalls } = this.limits;
+    const budget = new RequestBudget(start.requestsSent ?? 0, maxLlmCalls, ownBudgetRefusal, start.treeBudget);
     this.turns = new RunTurnLog(this.journal, services.store, workflow.id, start.lastSeq);
     const children = createChildLauncher(this, this.nodes, this.journal, this.turns, services);
     this.spawned = new SpawnedChildren(children, this.controller.signal, services.onError);

@@ -13,6 +13,7 @@ import type { WorkflowRecord } from '../domain/records.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Semaphore } from './semaphore.js';
 import type { SpawnLedger } from './spawn-ledger.js';
+import type { TenantSpend } from './tenant-spend.js';
 import type { RetryPolicy } from './transport-retry.js';
 
 /** What runs read of the tenants' corpora: a prompt's `retrieval` searches one. */
@@ -35,6 +36,10 @@ export interface EngineServices {
   retry: RetryPolicy;
   /** Bytes one prompt node's answer may have (MAX_NODE_OUTPUT_BYTES). */
   maxNodeOutputBytes: number;
+  /** MAX_LLM_CALLS_PER_WORKFLOW: no workflow's request budget is above it. */
+  maxLlmCallsPerWorkflow: number;
+  /** TENANT_DAILY_BUDGET_USD: each real-money call reserves its worst case here before it is sent. */
+  spend: TenantSpend;
   /** True once shutdown began: no new node or model call starts. */
   isStopping(): boolean;
   /** Spawn rate and ordering per workflow tree, shared by every run of this process. */

@@ -12,6 +12,7 @@ import type {
 } from '../domain/ports.js';
 import type { NodePatch, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
 import { createAgentUseRows } from './agents.repo.js';
+import { createBudgetRows } from './budget.repo.js';
 import { createCheckpointDecider } from './checkpoint-decision.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
@@ -166,6 +167,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
   const metricsRows = createMetricsRows(db);
   const agentUseRows = createAgentUseRows(db);
   const toolAnalyticsRows = createToolAnalyticsRows(db);
+  const budgetRows = createBudgetRows(db);
   const selectTreeCounts = db.prepare<[string, string], { children: number; descendants: number }>(
     `SELECT (SELECT count(*) FROM workflows WHERE parent_workflow_id = ?) AS children,
             (SELECT count(*) FROM workflows WHERE root_workflow_id = ? AND parent_workflow_id IS NOT NULL) AS descendants`,
@@ -214,6 +216,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
     // Events and spans: one journal row per workflow (journal.repo.ts).
     journal.apply(changes);
     toolAnalyticsRows.apply(changes);
+    budgetRows.apply(changes);
   }
 
   function createInTransaction(created: NewWorkflow, claim: IdempotencyClaim | undefined): CreateOutcome {
@@ -310,6 +313,14 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
 
     async requestsSent(workflowId) {
       return journal.requestsSent(workflowId);
+    },
+
+    async requestsTaken(rootWorkflowId) {
+      return budgetRows.requestsTaken(rootWorkflowId);
+    },
+
+    async tenantSpendUsd(tenantId, day) {
+      return budgetRows.tenantSpendUsd(tenantId, day);
     },
 
     async requestCancel(id) {

@@ -40,6 +40,12 @@ export const childWorkflowHandler: NodeHandler<ChildWorkflowNode> = {
     if (finished.status === 'cancelled') {
       throw new AppError('CHILD_WORKFLOW_FAILED', `child workflow ${finished.id} was cancelled`);
     }
+    // A spent budget (the tree's requests, the tenant's money) is the parent's too: not reflectable,
+    // under its own code, for asking the agent again would be another call the budget refuses.
+    const code = finished.error?.code;
+    if (code === 'LLM_CALL_LIMIT_EXCEEDED' || code === 'TENANT_BUDGET_EXCEEDED') {
+      throw new AppError(code, `child workflow ${finished.id}: ${finished.error?.message}`);
+    }
     const cause = finished.error ? `${finished.error.code}: ${finished.error.message}` : 'unknown error';
     throw new AppError('CHILD_WORKFLOW_FAILED', `child workflow ${finished.id} failed (${cause})`);
   },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/domain/errors.js';
-import { RequestBudget } from '../../../src/engine/request-budget.js';
+import { ownBudgetRefusal, RequestBudget, treeBudgetRefusal } from '../../../src/engine/request-budget.js';
 
 function refusal(take: () => unknown): unknown {
   try {
@@ -13,7 +13,7 @@ function refusal(take: () => unknown): unknown {
 
 describe('RequestBudget', () => {
   it('counts a request as soon as it is taken: the last one goes to one caller only', () => {
-    const budget = new RequestBudget(0, 2);
+    const budget = new RequestBudget(0, 2, ownBudgetRefusal);
     budget.take();
     budget.take();
     const err = refusal(() => budget.take());
@@ -22,7 +22,7 @@ describe('RequestBudget', () => {
   });
 
   it('a request given back (never sent) can be taken again; a sent one cannot', () => {
-    const budget = new RequestBudget(0, 2);
+    const budget = new RequestBudget(0, 2, ownBudgetRefusal);
     const sent = budget.take();
     sent.send();
     const waiting = budget.take();
@@ -35,8 +35,37 @@ describe('RequestBudget', () => {
   });
 
   it('a resumed run starts from the requests earlier executions sent', () => {
-    const budget = new RequestBudget(3, 4);
+    const budget = new RequestBudget(3, 4, ownBudgetRefusal);
     budget.take().send();
     expect(refusal(() => budget.take())).toBeInstanceOf(AppError);
+  });
+
+  it('a child budget draws on its tree: it never spends beyond what the tree has left', async () => {
+    const recorded: number[] = [];
+    const tree = new RequestBudget(1, 3, treeBudgetRefusal, undefined, async () => {
+      recorded.push(1);
+    });
+    const child = new RequestBudget(0, 10, ownBudgetRefusal, tree);
+    await child.take().send();
+    const held = child.take();
+    // The tree's last request is held by the child: the tree's other runs are refused meanwhile.
+    const err = refusal(() => tree.take()) as AppError;
+    expect(err.code).toBe('LLM_CALL_LIMIT_EXCEEDED');
+    expect(err.message).toContain('tree');
+    held.giveBack();
+    await tree.take().send();
+    expect((refusal(() => child.take()) as AppError).message).toContain('tree');
+    // Only the tree records its requests durably, one per request sent, before the send resolves.
+    expect(recorded).toEqual([1, 1]);
+  });
+
+  it("a child's own smaller budget refuses first and gives the tree's request back", () => {
+    const tree = new RequestBudget(0, 3, treeBudgetRefusal);
+    const child = new RequestBudget(0, 1, ownBudgetRefusal, tree);
+    void child.take().send();
+    expect((refusal(() => child.take()) as AppError).message).toContain('its limit allows');
+    tree.take();
+    tree.take();
+    expect(refusal(() => tree.take())).toBeInstanceOf(AppError);
   });
 });

@@ -78,6 +78,10 @@ describe('spawn bomb', () => {
   it('holds depth, children, descendants and rate limits; refusals are tool errors; cancel reaches every descendant', async () => {
     let model: ReturnType<typeof bomber> | undefined;
     h = await createEngineHarness({
+      // maxLlmCalls is the whole tree's budget (issue 17): 51 workflows calling every 15 s for ten
+      // minutes send ~1 500 requests, which the default (200) would stop first. This test is
+      // about the spawn limits, so the tree gets the largest budget there is.
+      env: { MAX_LLM_CALLS_PER_WORKFLOW: '10000' },
       providers: {
         bomb: {
           complete: (request, options) => model!.complete(request, options),
@@ -88,7 +92,7 @@ describe('spawn bomb', () => {
     const rootId = await h.submit({
       name: 'bomb',
       agents: { b: { model: 'bomb/x', tools: ['request_spawn_workflow'] } },
-      options: { timeoutMs: 3_600_000 },
+      options: { timeoutMs: 3_600_000, limits: { maxLlmCalls: 10_000 } },
       root: { type: 'prompt', name: 'spawn', agent: 'b', user: 'go', maxTurns: 50, timeoutMs: 3_600_000 },
     });
 
