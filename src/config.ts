@@ -96,6 +96,8 @@ export const ConfigSchema = z
     SSE_KEEPALIVE_MS: int(100, 600_000).default(15_000),
     RATE_LIMIT_PER_MINUTE: int(0, 10_000_000).default(6000),
     MAX_NODE_OUTPUT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
+    MAX_TOOL_RESULT_BYTES: int(1024, 64 * 1024 * 1024).default(64 * 1024),
+    MAX_CONVERSATION_BYTES: int(64 * 1024, 1024 * 1024 * 1024).default(1024 * 1024),
     BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
     REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(30_000),
     /** Unset: 20 s, or REQUEST_TIMEOUT_MS when shorter (see headersTimeoutMs). */

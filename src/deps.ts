@@ -161,7 +161,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     now: () => clock.now(),
     onError: (err) => storeLog.warn({ err }, 'corpus purge failed; it resumes with the next delete or start'),
   });
-  const tools = createToolRegistry();
+  const tools = createToolRegistry({ maxResultBytes: config.MAX_TOOL_RESULT_BYTES });
   const engagement = createSqliteEngagementStore(db);
   const agents = createSqliteAgentRegistry(db, committer, () => clock.now());
   const executor = createExecutor({
@@ -181,6 +181,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     concurrency: config.CONCURRENCY,
     retry: { maxAttempts: config.RETRY_MAX_ATTEMPTS, baseDelayMs: config.RETRY_BASE_DELAY_MS, maxDelayMs: 30_000 },
     maxNodeOutputBytes: config.MAX_NODE_OUTPUT_BYTES,
+    maxConversationBytes: config.MAX_CONVERSATION_BYTES,
     onError,
   });
 

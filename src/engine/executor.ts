@@ -86,6 +86,8 @@ export interface ExecutorOptions {
   retry: RetryPolicy;
   /** Bytes one prompt node's answer may have (MAX_NODE_OUTPUT_BYTES). */
   maxNodeOutputBytes: number;
+  /** Bytes one node's conversation may reach (MAX_CONVERSATION_BYTES). */
+  maxConversationBytes: number;
   onError: (err: unknown, context: Record<string, unknown>) => void;
 }
 
@@ -115,6 +117,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     llmSlots: createSemaphore(options.concurrency),
     retry: options.retry,
     maxNodeOutputBytes: options.maxNodeOutputBytes,
+    maxConversationBytes: options.maxConversationBytes,
     isStopping: () => stopping,
     spawns: new SpawnLedger(DEFAULTS.spawnsPerMinute, () => clock.now()),
     runChild: (child, parentSignal, parentSpan) => execute(child, parentSignal, undefined, parentSpan),

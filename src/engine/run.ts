@@ -76,6 +76,7 @@ export class Run implements RunView {
       ...DEFAULTS.limits,
       ...this.definition.options?.limits,
       maxNodeOutputBytes: services.maxNodeOutputBytes,
+      maxConversationBytes: services.maxConversationBytes,
     };
     ({ complexity: this.complexity, allocation: this.allocation } = routingOf(this.definition));
     this.agentSlots = agentSlots(this.allocation);

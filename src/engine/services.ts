@@ -35,6 +35,8 @@ export interface EngineServices {
   retry: RetryPolicy;
   /** Bytes one prompt node's answer may have (MAX_NODE_OUTPUT_BYTES). */
   maxNodeOutputBytes: number;
+  /** Bytes one node's conversation may reach (MAX_CONVERSATION_BYTES). */
+  maxConversationBytes: number;
   /** True once shutdown began: no new node or model call starts. */
   isStopping(): boolean;
   /** Spawn rate and ordering per workflow tree, shared by every run of this process. */

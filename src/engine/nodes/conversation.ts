@@ -10,6 +10,7 @@ import {
 import type { NodeRecord } from '../../domain/records.js';
 import { redactSecrets, redactValue } from '../../domain/redact.js';
 import { isPromptReflectable, promptReflectionTurn } from '../../reflection/policy.js';
+import { ConversationSize } from '../conversation-size.js';
 import type { NodeAttempt, NodeContext } from '../node-context.js';
 import { validateAnswer } from '../response-format.js';
 import { nodeDeadlineError, type PreparedPrompt } from './prompt-request.js';
@@ -44,6 +45,7 @@ export async function converse(
     cacheable: ctx.view.cacheEnabled(node, agent),
     spanId: agentSpan,
   };
+  const size = new ConversationSize(node.name, ctx.view.limits.maxConversationBytes);
   let toolTurns = 0;
   let answers = 0;
   let reflection: string | undefined;
@@ -77,7 +79,9 @@ export async function converse(
           model: model.id,
         };
         for (const use of toolUses) results.push(toolResultBlock(await ctx.tools.invoke(use, site)));
-        request.messages = [...request.messages, ...toolTurn(response.content, results)];
+        const turn = toolTurn(response.content, results);
+        size.grow(request, turn);
+        request.messages = [...request.messages, ...turn];
         continue;
       }
       const text = responseText(response);
@@ -98,11 +102,12 @@ export async function converse(
         if (reflection) ctx.reflections.settle(reflection, false);
         if (!isPromptReflectable(err) || answers >= maxAnswers) throw err;
         reflection = reAsk(ctx, node, record, err, { answers, maxAnswers, nodeAttempt: attempt }, agentSpan);
-        request.messages = [
-          ...request.messages,
+        const turn: LlmMessage[] = [
           { role: 'assistant', content: response.content },
           { role: 'user', content: promptReflectionTurn(toErrorInfo(err), answers) },
         ];
+        size.grow(request, turn);
+        request.messages = [...request.messages, ...turn];
       }
     }
   } finally {
