@@ -1,6 +1,7 @@
 import type { AppError } from '../domain/errors.js';
 import type { ChildLauncher } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
+import { followedController } from './deadline.js';
 
 /**
  * The child workflows a run's agents spawned (`request_spawn_workflow`, DESIGN §10). They run
@@ -9,7 +10,7 @@ import type { WorkflowRecord } from '../domain/records.js';
  * timing out or shutting down the parent reaches every spawned child (and theirs).
  */
 export class SpawnedChildren {
-  private readonly controller = new AbortController();
+  private readonly controller = followedController();
   private readonly running = new Set<Promise<unknown>>();
   private detach: (() => void) | undefined;
 
