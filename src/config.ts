@@ -100,6 +100,8 @@ export const ConfigSchema = z
     MAX_PROVIDER_RESPONSE_BYTES: int(64 * 1024, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
     MAX_LLM_CALLS_PER_WORKFLOW: int(1, 10_000).default(1000),
     TENANT_DAILY_BUDGET_USD: z.coerce.number().positive().max(1e9).optional(),
+    MAX_TOOL_RESULT_BYTES: int(1024, 64 * 1024 * 1024).default(64 * 1024),
+    MAX_CONVERSATION_BYTES: int(64 * 1024, 1024 * 1024 * 1024).default(1024 * 1024),
     BODY_LIMIT_BYTES: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
     REQUEST_TIMEOUT_MS: int(1000, 3_600_000).default(30_000),
     /** Unset: 20 s, or REQUEST_TIMEOUT_MS when shorter (see headersTimeoutMs). */

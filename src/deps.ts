@@ -166,7 +166,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     now: () => clock.now(),
     onError: (err) => storeLog.warn({ err }, 'corpus purge failed; it resumes with the next delete or start'),
   });
-  const tools = createToolRegistry();
+  const tools = createToolRegistry({ maxResultBytes: config.MAX_TOOL_RESULT_BYTES });
   const engagement = createSqliteEngagementStore(db);
   const agents = createSqliteAgentRegistry(db, committer, () => clock.now());
   const executor = createExecutor({
@@ -188,6 +188,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     maxNodeOutputBytes: config.MAX_NODE_OUTPUT_BYTES,
     maxLlmCallsPerWorkflow: config.MAX_LLM_CALLS_PER_WORKFLOW,
     tenantDailyBudgetUsd: config.TENANT_DAILY_BUDGET_USD,
+    maxConversationBytes: config.MAX_CONVERSATION_BYTES,
     onError,
   });
 

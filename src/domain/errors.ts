@@ -74,6 +74,7 @@ export const ERROR_CODES = {
   TENANT_BUDGET_EXCEEDED: run({ status: 429, retryReason: 'rate_limit' }),
   LIMIT_EXCEEDED: run({ status: 409 }),
   OUTPUT_TOO_LARGE: run({ status: 409 }),
+  CONVERSATION_TOO_LARGE: run({ status: 409 }),
   MISSING_CONTEXT: run({ status: 400, retryReason: 'dependency_conflict', outcome: 'dependency_missing' }),
   INVALID_RESPONSE_FORMAT: run({ reflectable: true, reAsk: true, outcome: 'tests_failed' }),
   VALIDATION_FAILED: run({ reflectable: true, reAsk: true, outcome: 'tests_failed' }),

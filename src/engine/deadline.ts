@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { AppError } from '../domain/errors.js';
 import type { Clock } from '../domain/ports.js';
 
@@ -15,6 +16,23 @@ export interface Deadline {
 }
 
 const deadlines = new WeakMap<AbortSignal, number>();
+
+/**
+ * How many abort listeners one of the engine's signals may hold at once before Node warns. A run's
+ * signal and a node's deadline are followed by every branch, call and child running under them at
+ * that moment — each listener removed when its work ends — so a parallel of 12 prompts or 12
+ * children is 12 listeners, not a leak, and Node's default of 10 logged MaxListenersExceededWarning.
+ * The bound stays finite so that a real leak is still reported: above what one definition can hold
+ * (200 nodes, 100 children each) plus their in-flight calls.
+ */
+const MAX_FOLLOWERS = 1_000;
+
+/** A controller whose signal many concurrent branches, calls and children may follow. */
+export function followedController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(MAX_FOLLOWERS, controller.signal);
+  return controller;
+}
 
 /** The earliest deadline over the signal's chain (clock time), or Infinity when none is known. */
 export function deadlineOf(signal: AbortSignal): number {
@@ -45,7 +63,7 @@ export class RunDeadlines {
   constructor(private readonly clock: Clock) {}
 
   within(parent: AbortSignal, ms: number | undefined, onTimeout: () => AppError): Deadline {
-    const controller = new AbortController();
+    const controller = followedController();
     if (parent.aborted) {
       controller.abort(parent.reason);
       return { signal: controller.signal, dispose: noop };

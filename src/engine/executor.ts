@@ -93,6 +93,8 @@ export interface ExecutorOptions {
   maxLlmCallsPerWorkflow: number;
   /** TENANT_DAILY_BUDGET_USD; undefined: no money budget. */
   tenantDailyBudgetUsd?: number | undefined;
+  /** Bytes one node's conversation may reach (MAX_CONVERSATION_BYTES). */
+  maxConversationBytes: number;
   onError: (err: unknown, context: Record<string, unknown>) => void;
 }
 
@@ -137,6 +139,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     maxNodeOutputBytes: options.maxNodeOutputBytes,
     maxLlmCallsPerWorkflow: options.maxLlmCallsPerWorkflow,
     spend: new TenantSpend(options.tenantDailyBudgetUsd, clock, store),
+    maxConversationBytes: options.maxConversationBytes,
     isStopping: () => stopping,
     spawns: new SpawnLedger(DEFAULTS.spawnsPerMinute, () => clock.now()),
     runChild,

@@ -43,6 +43,8 @@ export interface Limits {
   maxLlmCalls: number;
   /** MAX_NODE_OUTPUT_BYTES. */
   maxNodeOutputBytes: number;
+  /** MAX_CONVERSATION_BYTES: what one node's conversation with its model may reach. */
+  maxConversationBytes: number;
 }
 
 /** The run as it stands, read-only. */

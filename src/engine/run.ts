@@ -17,7 +17,7 @@ import { metricsChanges, withPending } from '../metrics/final.js';
 import type { Allocation } from '../routing/allocation.js';
 import { agentSlots, routingOf } from './allocation-of.js';
 import { createChildLauncher } from './child-launcher.js';
-import { RunDeadlines } from './deadline.js';
+import { followedController, RunDeadlines } from './deadline.js';
 import { RunJournal } from './journal.js';
 import { RunModelGateway } from './model-gateway.js';
 import type { AgentSlots, Limits, NodeAttempt, NodeContext, RunView } from './node-context.js';
@@ -58,7 +58,7 @@ export class Run implements RunView {
   readonly complexity: Complexity;
   readonly allocation: Allocation | null;
   private readonly agentSlots: AgentSlots;
-  private readonly controller = new AbortController();
+  private readonly controller = followedController();
   private readonly deadlines: RunDeadlines;
   /** Children the agents spawned: the run ends after them (and they end with the run's signal). */
   private readonly spawned: SpawnedChildren;
@@ -87,6 +87,7 @@ export class Run implements RunView {
       ...this.definition.options?.limits,
       maxLlmCalls: maxLlmCallsOf(this.definition, services.maxLlmCallsPerWorkflow),
       maxNodeOutputBytes: services.maxNodeOutputBytes,
+      maxConversationBytes: services.maxConversationBytes,
     };
     ({ complexity: this.complexity, allocation: this.allocation } = routingOf(this.definition));
     this.agentSlots = agentSlots(this.allocation);

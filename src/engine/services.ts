@@ -40,6 +40,8 @@ export interface EngineServices {
   maxLlmCallsPerWorkflow: number;
   /** TENANT_DAILY_BUDGET_USD: each real-money call reserves its worst case here before it is sent. */
   spend: TenantSpend;
+  /** Bytes one node's conversation may reach (MAX_CONVERSATION_BYTES). */
+  maxConversationBytes: number;
   /** True once shutdown began: no new node or model call starts. */
   isStopping(): boolean;
   /** Spawn rate and ordering per workflow tree, shared by every run of this process. */

@@ -1,6 +1,7 @@
 import type { AppError } from '../domain/errors.js';
 import type { ChildLauncher } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
+import { followedController } from './deadline.js';
 import type { PlaceKeeper } from './node-context.js';
 
 /**
@@ -10,7 +11,7 @@ import type { PlaceKeeper } from './node-context.js';
  * timing out or shutting down the parent reaches every spawned child (and theirs).
  */
 export class SpawnedChildren {
-  private readonly controller = new AbortController();
+  private readonly controller = followedController();
   private readonly running = new Set<Promise<unknown>>();
   private detach: (() => void) | undefined;
 

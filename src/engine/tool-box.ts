@@ -5,8 +5,9 @@ import type { ChildLauncher } from '../domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import { redactSecrets, redactValue } from '../domain/redact.js';
 import { isTerminal } from '../domain/status.js';
-import { asData, type ToolResult } from '../tools/registry.js';
+import type { ToolResult } from '../tools/registry.js';
 import { type SpawnReceipt, type ToolContext, ToolRefusal } from '../tools/tool.js';
+import { asData } from '../tools/tool-output.js';
 import type { RunJournal } from './journal.js';
 import type { RunView, ToolBox, ToolCallSite } from './node-context.js';
 import type { EngineServices } from './services.js';
@@ -38,6 +39,9 @@ export class RunToolBox implements ToolBox {
   }
 
   async invoke(use: ToolUseBlock, site: ToolCallSite): Promise<ToolResultBlock & { output: unknown }> {
+    // Each call on a fresh event-loop turn: a loop whose model answers without I/O (the sim
+    // provider, cache hits) would otherwise run every turn in one task and hold /healthz behind it.
+    await new Promise((resolve) => setImmediate(resolve));
     const { record } = site;
     const { clock, tools } = this.services;
     const started = clock.now();

@@ -10,6 +10,7 @@ import {
 import type { NodeRecord } from '../../domain/records.js';
 import { redactSecrets, redactValue } from '../../domain/redact.js';
 import { isPromptReflectable, promptReflectionTurn } from '../../reflection/policy.js';
+import { ConversationSize } from '../conversation-size.js';
 import type { CommittedTurn, NodeAttempt, NodeContext } from '../node-context.js';
 import { validateAnswer } from '../response-format.js';
 import { nodeDeadlineError, type PreparedPrompt } from './prompt-request.js';
@@ -51,6 +52,7 @@ export async function converse(
   // After a crash, the turns a dead execution committed are the conversation so far: the provider
   // is asked from the first uncommitted turn on.
   let firstTurn = 1;
+  const size = new ConversationSize(node.name, ctx.view.limits.maxConversationBytes);
   let toolTurns = 0;
   let answers = 0;
   let reflection: string | undefined;
@@ -64,9 +66,12 @@ export async function converse(
       }
       firstTurn = done.turn + 1;
     }
-    request.messages = [...request.messages, ...resumed.flatMap((done) => done.messages)];
+    const messages = resumed.flatMap((done) => done.messages);
+    size.grow(request, messages);
+    request.messages = [...request.messages, ...messages];
   }
   const commitTurn = (turn: number, kind: CommittedTurn['kind'], messages: LlmMessage[], reflectionId?: string) => {
+    size.grow(request, messages);
     request.messages = [...request.messages, ...messages];
     // Durable before the next call, through the group commit like a node result.
     return ctx.turns.commit(record, attempt, conversation, { turn, kind, messages, reflectionId });

@@ -15,6 +15,7 @@ import {
   scanAction,
 } from '../../tools/action-contract.js';
 import type { RetrievedChunk } from '../../tools/tool.js';
+import { ConversationSize } from '../conversation-size.js';
 import type { CommittedTurn, NodeAttempt, NodeContext, ToolCallSite } from '../node-context.js';
 import { isCancellation, isShutdown } from '../services.js';
 import { checkOutputSize, PROMPT_CONVERSATION, toolResultBlock, toolTurn } from './conversation.js';
@@ -105,13 +106,16 @@ export async function runRetrievalLoop(
       return hits;
     },
   };
+  const size = new ConversationSize(node.name, ctx.view.limits.maxConversationBytes);
   const append = (...messages: LlmMessage[]) => {
+    size.grow(request, messages);
     request.messages = [...request.messages, ...messages];
   };
   /** A user turn, or more text in the last one when the conversation already ends with a user turn. */
   const appendUserText = (text: string) => {
     const last = request.messages.at(-1);
     if (last?.role !== 'user') return append({ role: 'user', content: text });
+    size.grow(request, [{ role: 'user', content: text }]);
     const content = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : last.content;
     request.messages = [
       ...request.messages.slice(0, -1),
@@ -239,10 +243,13 @@ export async function runRetrievalLoop(
         input: { query: action.query },
       };
       const result = await ctx.tools.invoke(use, slot(0));
-      const chunks = result.is_error ? [] : (result.output as { chunks: RetrievedChunk[] }).chunks;
+      const chunks = result.is_error ? undefined : (result.output as { chunks?: RetrievedChunk[] }).chunks;
+      // A result cut at MAX_TOOL_RESULT_BYTES has no chunk list: the model reads its cut JSON instead.
       const turn = result.is_error
         ? `The retrieval failed: ${result.content}`
-        : retrievalResultsTurn(action.query, chunks);
+        : Array.isArray(chunks)
+          ? retrievalResultsTurn(action.query, chunks)
+          : result.content;
       append({ role: 'assistant', content: text }, { role: 'user', content: turn });
       await commitTurn('action');
     }

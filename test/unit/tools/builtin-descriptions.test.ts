@@ -7,7 +7,7 @@ import { createToolRegistry } from '../../../src/tools/registry.js';
  * so a tool added to it later is covered without touching this test.
  */
 describe("baton's built-in tools", () => {
-  const registry = createToolRegistry();
+  const registry = createToolRegistry({ maxResultBytes: 64 * 1024 });
   const definitions = registry.definitions(registry.names());
 
   it('are all listed', () => {
