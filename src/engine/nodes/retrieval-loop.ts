@@ -261,7 +261,16 @@ export async function runRetrievalLoop(
       appendUserText(forcedAnswerTurn(maxSteps));
       const forced = responseText(await call(true));
       const scanned = mode === 'json-actions' ? scanAction(forced) : undefined;
-      final = scanned?.ok && scanned.action.action === 'finalize' ? scanned.action.response : forced;
+      // Asked for its answer, the model retrieved again: the budget is spent and there is no answer
+      // (its action JSON is not one), so the node fails as for an empty forced answer.
+      const action = scanned?.ok ? scanned.action : undefined;
+      if (action !== undefined && action.action !== 'finalize') {
+        throw new AppError(
+          'MAX_TURNS_EXCEEDED',
+          `node "${node.name}" used its ${maxSteps} turns and answered the demand for a final answer with another retrieve action`,
+        );
+      }
+      final = action === undefined ? forced : action.response;
       if (final.trim() === '') {
         throw new AppError(
           'MAX_TURNS_EXCEEDED',
