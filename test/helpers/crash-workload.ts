@@ -183,8 +183,10 @@ export function planWorkflows(count: number, seed: number, run: string): Workflo
       definition: {
         name: `crash-${kind}-${i}`,
         input: { tag },
-        // The cache off: only a committed turn spares a provider request after a kill.
-        options: { cache: false },
+        // The cache off: only a committed turn spares a provider request after a kill. A workflow's
+        // deadline counts from its start across lives: the soak's 20 lives of 10-call loops pass
+        // the 600 s default, which would fail a workflow the kills only delayed.
+        options: { cache: false, timeoutMs: 3_600_000 },
         agents: Object.fromEntries(roles.map((role) => [AGENT_OF[role], agentConfig(role)])),
         root,
       },
