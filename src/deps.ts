@@ -160,6 +160,9 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const corpora = createSqliteCorpusStore(db, committer, {
     now: () => clock.now(),
     onError: (err) => storeLog.warn({ err }, 'corpus purge failed; it resumes with the next delete or start'),
+    databasePath: config.DATABASE_PATH,
+    searchWorkers: config.SEARCH_WORKERS,
+    searchConcurrencyPerTenant: config.SEARCH_CONCURRENCY_PER_TENANT,
   });
   const tools = createToolRegistry();
   const engagement = createSqliteEngagementStore(db);
@@ -220,6 +223,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
         stopFailureLog();
         await executor.shutdown(0);
         corpora.stop();
+        await corpora.close();
         committer.flushNow();
         await checkpointer?.stop();
         db.close();
