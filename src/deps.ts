@@ -165,6 +165,9 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const corpora = createSqliteCorpusStore(db, committer, {
     now: () => clock.now(),
     onError: (err) => storeLog.warn({ err }, 'corpus purge failed; it resumes with the next delete or start'),
+    databasePath: config.DATABASE_PATH,
+    searchWorkers: config.SEARCH_WORKERS,
+    searchConcurrencyPerTenant: config.SEARCH_CONCURRENCY_PER_TENANT,
   });
   const tools = createToolRegistry({ maxResultBytes: config.MAX_TOOL_RESULT_BYTES });
   const engagement = createSqliteEngagementStore(db);
@@ -236,6 +239,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
         await executor.shutdown(0);
         corpora.stop();
         retention.stop();
+        await corpora.close();
         committer.flushNow();
         await checkpointer?.stop();
         db.close();

@@ -19,7 +19,14 @@ export const MAX_DOCUMENT_CHARS = 200_000;
 /** Characters of a search query; longer ones are refused, not truncated. */
 export const MAX_QUERY_CHARS = 1_000;
 /** Distinct words of a query that take part in the search; the rest are ignored (cost bound). */
-export const MAX_QUERY_TERMS = 64;
+export const MAX_QUERY_TERMS = 32;
+/**
+ * Rows one search scores at most (cost bound, issue 17): its terms are taken rarest first while the
+ * rows they match add up to this (store/fts-query.ts boundedTerms; the rarest always), and no more
+ * rows are scored. A query whose every word is in more rows ranks the first of those rows by its
+ * rarest word only.
+ */
+export const MAX_SCORED_ROWS = 2_000;
 /** Hits one search may return, and how many it returns when not told. */
 export const MAX_SEARCH_K = 50;
 export const DEFAULT_SEARCH_K = 8;

@@ -1,5 +1,4 @@
 import {
-  type ChunkHit,
   CORPUS_NAME_PATTERN,
   type CorpusRecord,
   chunkText,
@@ -16,15 +15,24 @@ import {
 import { AppError, NotFoundError, ValidationError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { CorpusStore } from '../domain/ports.js';
+import {
+  buildMissingCorpusIndexes,
+  corpusIndexTable,
+  createCorpusIndex,
+  dropCorpusIndex,
+  hasCorpusIndex,
+} from './corpus-index.js';
 import type { Db } from './db.js';
-import { anyOf, corpusMatch, corpusToken, queryTerms, weightedTerms } from './fts-query.js';
+import { queryTerms } from './fts-query.js';
 import type { GroupCommitter } from './group-commit.js';
 import { decodeKeyset, encodeKeyset } from './keyset.js';
+import { createSearchRunner } from './search-runner.js';
 
 /**
- * Corpora, their documents and chunks, and the FTS5 index over the chunks (migrations/0011).
- * Writes go through the group committer; a deleted corpus's rows are purged afterwards in commits
- * of PURGE_BATCH_CHUNKS chunks, so deleting a large corpus never holds the event loop for long.
+ * Corpora, their documents and chunks (migrations/0011), and one FTS5 index per corpus
+ * (corpus-index.ts, migrations/0015). Writes go through the group committer; a deleted corpus's rows
+ * are purged afterwards in commits of PURGE_BATCH_CHUNKS chunks, so deleting a large corpus never
+ * holds the event loop for long. Searches run off the event loop (search-runner.ts).
  */
 
 /** Chunks removed per purge commit: a few tens of milliseconds of work each. */
@@ -42,13 +50,6 @@ interface CorpusRow {
   chunk_count: number;
   bytes: number;
   created_at: number;
-}
-
-interface HitRow {
-  document_id: string;
-  position: number;
-  text: string;
-  title: string | null;
 }
 
 function toRecord(row: CorpusRow): CorpusRecord {
@@ -71,12 +72,20 @@ function limitExceeded(path: string, message: string): AppError {
 export interface SqliteCorpusStore extends CorpusStore {
   /** Stops the background purge (deps.close, before the database closes); the rest resumes at the next start. */
   stop(): void;
+  /** Stops the search workers (deps.close, before the database closes). */
+  close(): Promise<void>;
 }
 
 export interface CorpusStoreOptions {
   now: () => number;
   /** A purge commit failed: it is retried with the next delete or at the next start. */
   onError: (err: unknown) => void;
+  /** The database file searches open read-only in worker threads; `:memory:` or none: searched in-thread. */
+  databasePath?: string | undefined;
+  /** SEARCH_WORKERS (default 2). */
+  searchWorkers?: number | undefined;
+  /** SEARCH_CONCURRENCY_PER_TENANT (default 4). */
+  searchConcurrencyPerTenant?: number | undefined;
 }
 
 export function createSqliteCorpusStore(
@@ -107,34 +116,14 @@ export function createSqliteCorpusStore(
   const insertChunk = db.prepare<[number, string, number, string]>(
     'INSERT INTO corpus_chunks (corpus_seq, document_id, position, text) VALUES (?, ?, ?, ?)',
   );
-  const indexChunk = db.prepare<[number | bigint, string, string]>(
-    'INSERT INTO corpus_chunks_fts (rowid, corpus, text) VALUES (?, ?, ?)',
-  );
   const addCounts = db.prepare<[number, number, number, number], CorpusRow>(
     `UPDATE corpora SET document_count = document_count + ?, chunk_count = chunk_count + ?, bytes = bytes + ?
      WHERE seq = ? RETURNING ${COLUMNS}`,
   );
-  // The k best chunks of one corpus (the MATCH names it), ranked inside the index alone; their text
-  // is read afterwards by primary key, joined to their corpus's tenant: a corpus of another tenant
-  // contributes nothing even if its seq were asked for.
-  const rankChunks = db.prepare<[string, number], { chunk: number; rank: number }>(
-    'SELECT rowid AS chunk, rank FROM corpus_chunks_fts WHERE corpus_chunks_fts MATCH ? ORDER BY rank LIMIT ?',
-  );
-  const chunkById = db.prepare<[number, string], HitRow>(
-    `SELECT c.document_id, c.position, c.text, d.title
-     FROM corpus_chunks c
-     JOIN corpus_documents d ON d.id = c.document_id
-     WHERE c.id = ? AND c.corpus_seq IN (SELECT seq FROM corpora WHERE tenant_id = ?)`,
-  );
-  // The statistics BM25 itself uses: rows in the index (unpurged chunks of deleted corpora too) and
-  // rows per term.
-  const indexedRows = db.prepare<[], number>('SELECT count(*) FROM corpus_chunks').pluck();
-  const rowsWithTerm = db.prepare<[string], number>('SELECT doc FROM corpus_chunks_vocab WHERE term = ?').pluck();
   const nextPurge = db.prepare<[], number>('SELECT corpus_seq FROM corpus_purges LIMIT 1').pluck();
   const purgeChunkIds = db
     .prepare<[number, number], number>('SELECT id FROM corpus_chunks WHERE corpus_seq = ? ORDER BY id LIMIT ?')
     .pluck();
-  const unindexChunk = db.prepare<[number]>('DELETE FROM corpus_chunks_fts WHERE rowid = ?');
   const deleteChunksUpTo = db.prepare<[number, number]>('DELETE FROM corpus_chunks WHERE corpus_seq = ? AND id <= ?');
   const deleteDocuments = db.prepare<[number]>('DELETE FROM corpus_documents WHERE corpus_seq = ?');
   const purgeDone = db.prepare<[number]>('DELETE FROM corpus_purges WHERE corpus_seq = ?');
@@ -147,10 +136,15 @@ export function createSqliteCorpusStore(
     const seq = nextPurge.get();
     if (seq === undefined) return false;
     const ids = purgeChunkIds.all(seq, PURGE_BATCH_CHUNKS);
-    for (const id of ids) unindexChunk.run(id);
+    if (ids.length > 0 && hasCorpusIndex(db, seq)) {
+      const unindex = db.prepare<[number]>(`DELETE FROM ${corpusIndexTable(seq)} WHERE rowid = ?`);
+      for (const id of ids) unindex.run(id);
+    }
     const last = ids.at(-1);
     if (last !== undefined) deleteChunksUpTo.run(seq, last);
     if (ids.length < PURGE_BATCH_CHUNKS) {
+      // Emptied by the batches before: dropping it frees a few pages only.
+      dropCorpusIndex(db, seq);
       deleteDocuments.run(seq);
       purgeDone.run(seq);
       return nextPurge.get() !== undefined;
@@ -177,8 +171,16 @@ export function createSqliteCorpusStore(
     };
     step();
   };
-  // Purges a crash or a shutdown interrupted.
+  // The first start after migrations/0015 indexes the existing corpora; purges a crash or a
+  // shutdown interrupted resume.
+  buildMissingCorpusIndexes(db);
   if (nextPurge.get() !== undefined) purge();
+  const searches = createSearchRunner(db, {
+    databasePath: options.databasePath,
+    workers: options.searchWorkers ?? 2,
+    perTenant: options.searchConcurrencyPerTenant ?? 4,
+    busyTimeoutMs: 100,
+  });
 
   return {
     async create(tenantId, corpus) {
@@ -202,7 +204,9 @@ export function createSqliteCorpusStore(
             details: [{ path: 'name', message: `is taken by another corpus of this tenant` }],
           });
         }
-        return insertCorpus.get(id, tenantId, name, description ?? null, createdAt) as CorpusRow;
+        const created = insertCorpus.get(id, tenantId, name, description ?? null, createdAt) as CorpusRow;
+        createCorpusIndex(db, created.seq);
+        return created;
       });
       return toRecord(row);
     },
@@ -281,7 +285,9 @@ export function createSqliteCorpusStore(
             `a corpus holds at most ${MAX_CORPUS_BYTES} bytes of text (MAX_CORPUS_BYTES); it has ${corpus.bytes}`,
           );
         }
-        const token = corpusToken(corpus.seq);
+        const indexChunk = db.prepare<[number | bigint, string]>(
+          `INSERT INTO ${corpusIndexTable(corpus.seq)} (rowid, text) VALUES (?, ?)`,
+        );
         for (const document of prepared) {
           insertDocument.run(
             document.id,
@@ -294,7 +300,7 @@ export function createSqliteCorpusStore(
           );
           document.chunks.forEach((text, position) => {
             const { lastInsertRowid } = insertChunk.run(corpus.seq, document.id, position, text);
-            indexChunk.run(lastInsertRowid, token, text);
+            indexChunk.run(lastInsertRowid, text);
           });
         }
         return addCounts.get(prepared.length, chunkCount, bytes, corpus.seq) as CorpusRow;
@@ -317,25 +323,16 @@ export function createSqliteCorpusStore(
       if (corpus === undefined) throw new NotFoundError(`corpus ${corpusId}`);
       const terms = queryTerms(query);
       if (terms.length === 0) return [];
-      const weighted = weightedTerms(terms, indexedRows.get() ?? 0, (term) => rowsWithTerm.get(term) ?? 0);
-      const hits: ChunkHit[] = [];
-      for (const { chunk, rank } of rankChunks.all(corpusMatch(corpus.seq, anyOf(weighted)), k)) {
-        const row = chunkById.get(chunk, tenantId);
-        if (!row) continue;
-        hits.push({
-          chunkId: `${row.document_id}:${row.position}`,
-          documentId: row.document_id,
-          title: row.title,
-          text: row.text,
-          score: -rank,
-          position: row.position,
-        });
-      }
+      const hits = await searches.search({ tenantId, corpusSeq: corpus.seq, terms, k });
+      // Deleted between the lookup and the search.
+      if (hits === undefined) throw new NotFoundError(`corpus ${corpusId}`);
       return hits;
     },
 
     stop() {
       stopped = true;
     },
+
+    close: () => searches.close(),
   };
 }

@@ -24,27 +24,44 @@ export function anyOf(terms: readonly string[]): string {
 }
 
 /**
- * The terms BM25 weighs: FTS5 gives a term found in half the indexed rows or more an IDF of 1e-6
+ * The terms BM25 weighs: FTS5 gives a term found in half the corpus's rows or more an IDF of 1e-6
  * (its formula is log((N − n + 0.5) / (n + 0.5)), floored), so such a term changes no ranking — but
- * it makes the search score nearly every row. They are left out unless nothing else remains.
- * `rowsWith` answers the index's row count of a term (0 for a word the index stems differently:
- * such a term is kept).
+ * it makes the search score nearly every row. They are left out unless nothing else remains; terms
+ * in no row match nothing and are left out too. `rowsWith` answers how many of the corpus's rows
+ * hold a term (counted through the index, so stemmed as the index stems it); `indexedRows` is the
+ * corpus's row count: both per corpus, so another corpus's data changes nothing here
+ * (migrations/0015).
  */
 export function weightedTerms(
   terms: readonly string[],
   indexedRows: number,
   rowsWith: (term: string) => number,
 ): string[] {
-  const kept = terms.filter((term) => rowsWith(term) * 2 < indexedRows);
-  return kept.length > 0 ? kept : [...terms];
+  const present = terms.filter((term) => rowsWith(term) > 0);
+  const kept = present.filter((term) => rowsWith(term) * 2 < indexedRows);
+  return kept.length > 0 ? kept : present;
 }
 
-/** The token of a corpus in the FTS table's `corpus` column (migrations/0011). */
-export function corpusToken(seq: number): string {
-  return `c${seq}`;
-}
-
-/** Only the chunks of that one corpus, matching any of the terms. */
-export function corpusMatch(seq: number, terms: string): string {
-  return `corpus : "${corpusToken(seq)}" AND (${terms})`;
+/**
+ * The weighted terms, rarest first, while the rows they match add up to at most `maxRows` (the
+ * rarest one always): a bound on the rows a search scores. The terms left out are the commonest of
+ * the query, those BM25 weighs least. Returned in query order; empty when no term is in any row.
+ */
+export function boundedTerms(
+  terms: readonly string[],
+  indexedRows: number,
+  rowsWith: (term: string) => number,
+  maxRows: number,
+): string[] {
+  const rows = new Map(terms.map((term) => [term, rowsWith(term)]));
+  const weighted = weightedTerms(terms, indexedRows, (term) => rows.get(term) ?? 0);
+  const kept = new Set<string>();
+  let total = 0;
+  for (const term of [...weighted].sort((a, b) => (rows.get(a) ?? 0) - (rows.get(b) ?? 0))) {
+    const n = rows.get(term) ?? 0;
+    if (kept.size > 0 && total + n > maxRows) break;
+    kept.add(term);
+    total += n;
+  }
+  return weighted.filter((term) => kept.has(term));
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { defineTool } from './tool.js';
+import { AppError } from '../domain/errors.js';
+import { defineTool, ToolRefusal } from './tool.js';
 
 /**
  * `retrieve {query}` (DESIGN §10): the calling prompt's corpus, BM25-ranked, at most the prompt's
@@ -14,7 +15,11 @@ export const retrieveTool = defineTool({
   }),
   readOnly: true,
   async run({ query }, context) {
-    const chunks = await context.retrieve(query);
+    const chunks = await context.retrieve(query).catch((err: unknown) => {
+      // The tenant's searches are at SEARCH_CONCURRENCY_PER_TENANT: the model is told, nothing is logged as a fault.
+      if (err instanceof AppError && err.code === 'RATE_LIMITED') throw new ToolRefusal(err.message);
+      throw err;
+    });
     return { query, count: chunks.length, chunks };
   },
 });

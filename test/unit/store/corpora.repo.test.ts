@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MAX_DOCUMENTS_PER_CORPUS, MAX_QUERY_TERMS } from '../../../src/domain/corpus.js';
 import { AppError } from '../../../src/domain/errors.js';
 import { createSqliteCorpusStore, type SqliteCorpusStore } from '../../../src/store/corpora.repo.js';
+import { corpusIndexTable } from '../../../src/store/corpus-index.js';
 import { type Db, openDatabase } from '../../../src/store/db.js';
 import { anyOf, queryTerms, weightedTerms } from '../../../src/store/fts-query.js';
 import { createGroupCommitter } from '../../../src/store/group-commit.js';
@@ -28,6 +29,8 @@ afterEach(() => {
 });
 
 const count = (db: Db, sql: string): number => db.prepare(sql).pluck().get() as number;
+const seqOf = (db: Db, id: string): number =>
+  db.prepare<[string], number>('SELECT seq FROM corpora WHERE id = ?').pluck().get(id) as number;
 
 /** The MATCH expression of a query, as the store builds it before weighing the terms. */
 const matchOf = (query: string): string | undefined => {
@@ -54,14 +57,10 @@ describe('query terms', () => {
     expect(matchOf('x x X x')).toBe('"x"');
   });
 
-  it('leaves out the terms in half the rows or more (BM25 weighs them 1e-6), unless none is left', () => {
+  it('leaves out the terms in half the rows or more (BM25 weighs them 1e-6), unless none is left, and those in none', () => {
     const rows: Record<string, number> = { the: 10, deploy: 3, main: 5, branch: 4 };
     const rowsWith = (term: string) => rows[term] ?? 0;
-    expect(weightedTerms(['the', 'deploy', 'main', 'branch', 'unseen'], 10, rowsWith)).toEqual([
-      'deploy',
-      'branch',
-      'unseen',
-    ]);
+    expect(weightedTerms(['the', 'deploy', 'main', 'branch', 'unseen'], 10, rowsWith)).toEqual(['deploy', 'branch']);
     expect(weightedTerms(['the', 'main'], 10, rowsWith)).toEqual(['the', 'main']);
   });
 });
@@ -99,9 +98,10 @@ describe('SqliteCorpusStore', () => {
     expect(withCommon.map((h) => h.text)).toEqual(rare.map((h) => h.text));
     expect(withCommon.map((h) => h.text)).toEqual(['deploy deploy the', 'gamma the deploy']);
     // What FTS5 itself scores with the word: the same order, the word adding ~1e-6.
+    const table = corpusIndexTable(seqOf(db, corpus.id));
     const full = db
       .prepare<[string], { rowid: number; rank: number }>(
-        'SELECT rowid, rank FROM corpus_chunks_fts WHERE corpus_chunks_fts MATCH ? ORDER BY rank LIMIT 2',
+        `SELECT rowid, rank FROM ${table} WHERE ${table} MATCH ? ORDER BY rank LIMIT 2`,
       )
       .all('"the" OR "deploy"');
     expect(full.map((r) => -r.rank)).toEqual(withCommon.map((h) => expect.closeTo(h.score, 5)));
@@ -182,7 +182,10 @@ describe('SqliteCorpusStore', () => {
     await vi.waitFor(() => expect(count(db, 'SELECT count(*) FROM corpus_purges')).toBe(0), { timeout: 10_000 });
     expect(count(db, 'SELECT count(*) FROM corpus_chunks')).toBe(1);
     expect(count(db, 'SELECT count(*) FROM corpus_documents')).toBe(1);
-    expect(count(db, `SELECT count(*) FROM corpus_chunks_fts WHERE corpus_chunks_fts MATCH 'walrus'`)).toBe(1);
+    const table = corpusIndexTable(seqOf(db, keep.id));
+    expect(count(db, `SELECT count(*) FROM ${table} WHERE ${table} MATCH 'walrus'`)).toBe(1);
+    // The purged corpus's index is gone with it.
+    expect(count(db, `SELECT count(*) FROM sqlite_schema WHERE sql LIKE 'CREATE VIRTUAL TABLE corpus_fts_%'`)).toBe(2);
     expect((await store.search('t', keep.id, 'walrus', 5)).map((h) => h.text)).toEqual(['kept walrus']);
   });
 
