@@ -86,7 +86,7 @@ export const ConfigSchema = z
     MAX_RUNNING_WORKFLOWS: int(1, 100_000).default(1000),
     MAX_RUNNING_WORKFLOWS_PER_TENANT: int(1, 100_000).default(200),
     MAX_SSE_STREAMS_PER_TENANT: int(1, 100_000).default(100),
-    SEARCH_WORKERS: int(1, 64).default(2),
+    SEARCH_WORKERS: int(1, 64).default(1),
     SEARCH_CONCURRENCY_PER_TENANT: int(1, 10_000).default(4),
     RETRY_MAX_ATTEMPTS: int(1, 10).default(4),
     RETRY_BASE_DELAY_MS: int(0, 60_000).default(1000),

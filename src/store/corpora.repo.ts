@@ -82,7 +82,7 @@ export interface CorpusStoreOptions {
   onError: (err: unknown) => void;
   /** The database file searches open read-only in worker threads; `:memory:` or none: searched in-thread. */
   databasePath?: string | undefined;
-  /** SEARCH_WORKERS (default 2). */
+  /** SEARCH_WORKERS (default 1). */
   searchWorkers?: number | undefined;
   /** SEARCH_CONCURRENCY_PER_TENANT (default 4). */
   searchConcurrencyPerTenant?: number | undefined;
@@ -177,7 +177,7 @@ export function createSqliteCorpusStore(
   if (nextPurge.get() !== undefined) purge();
   const searches = createSearchRunner(db, {
     databasePath: options.databasePath,
-    workers: options.searchWorkers ?? 2,
+    workers: options.searchWorkers ?? 1,
     perTenant: options.searchConcurrencyPerTenant ?? 4,
     busyTimeoutMs: 100,
   });

@@ -48,15 +48,13 @@ interface Slot {
 type Answer = { id: number; hits: ChunkHit[] | null } | { id: number; error: string };
 
 /**
- * The worker's entry, in the extension this module was loaded with: under tsx (`npm start`, the
- * tests) the worker registers tsx itself, since a worker does not inherit the parent's loader hooks.
+ * The worker's entry: search-worker.js when running compiled; from the TypeScript sources (tsx) a
+ * small ESM file that registers tsx in the worker first, since a worker does not inherit the
+ * parent's loader hooks.
  */
-function workerSource(): string {
+function workerEntry(): URL {
   const here = import.meta.url;
-  const entry = JSON.stringify(new URL(`./search-worker${here.endsWith('.ts') ? '.ts' : '.js'}`, here).href);
-  return here.endsWith('.ts')
-    ? `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${entry}); })`
-    : `import(${entry})`;
+  return new URL(here.endsWith('.ts') ? './search-worker-boot.mjs' : './search-worker.js', here);
 }
 
 export function createSearchRunner(db: Db, options: SearchRunnerOptions): SearchRunner {
@@ -107,8 +105,7 @@ function workerPool(databasePath: string, options: SearchRunnerOptions): Pick<Se
   let closed = false;
 
   const start = (): Slot => {
-    const worker = new Worker(workerSource(), {
-      eval: true,
+    const worker = new Worker(workerEntry(), {
       workerData: { databasePath, busyTimeoutMs: options.busyTimeoutMs },
     });
     // The service's lifetime is its server's and its shutdown's, not a worker's.

@@ -108,12 +108,6 @@ describe('searches never hold the event loop', () => {
     const results = await all;
     expect(results.map((r) => r.status)).toEqual(Array(PARALLEL).fill(200));
 
-    // One more than the tenant may run at once: refused at once, with retry-after.
-    const over = await Promise.all(Array.from({ length: PARALLEL + 1 }, () => timed(url)));
-    const refused = over.filter((r) => r.status === 429);
-    expect(refused.length).toBeGreaterThanOrEqual(1);
-    expect(refused.every((r) => Number(r.retryAfter) >= 1)).toBe(true);
-
     const worst = Math.max(...healthz);
     reportFigures('search-blocking', {
       chunks,
@@ -122,9 +116,14 @@ describe('searches never hold the event loop', () => {
       healthzSamples: healthz.length,
       healthzWorstMs: Math.round(worst * 10) / 10,
       healthzIdleWorstMs: Math.round(Math.max(...idle) * 10) / 10,
-      refusedOverLimit: refused.length,
     });
     expect(healthz.length).toBeGreaterThan(3);
     expect(worst).toBeLessThan(HEALTHZ_BAR_MS);
+
+    // One more than the tenant may run at once: refused at once, with retry-after.
+    const over = await Promise.all(Array.from({ length: PARALLEL + 1 }, () => timed(url)));
+    const refused = over.filter((r) => r.status === 429);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(refused.every((r) => Number(r.retryAfter) >= 1)).toBe(true);
   }, 300_000);
 });
