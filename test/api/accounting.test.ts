@@ -68,8 +68,8 @@ describe('limits.maxLlmCalls counts provider requests, and so do the record and 
   });
 
   it('a call refused by the limit is no call: not in the record, no span, not in Prometheus', async () => {
-    const callsBefore = await counter('baton_llm_calls_total', 'model="sim/haiku"');
-    const requestsBefore = await counter('baton_llm_requests_total', 'model="sim/haiku"');
+    const callsBefore = await counter('baton_llm_calls_total', 'provider="sim",tier="haiku"');
+    const requestsBefore = await counter('baton_llm_requests_total', 'provider="sim",tier="haiku"');
     const body = definition(
       { type: 'sequence', name: 'main', steps: [prompt('first'), prompt('second')] },
       { agents: { a: { model: 'sim/haiku' } }, options: { cache: false, limits: { maxLlmCalls: 1 } } },
@@ -81,8 +81,8 @@ describe('limits.maxLlmCalls counts provider requests, and so do the record and 
     expect(record.metrics.by_model['sim/haiku']).toMatchObject({ calls: 1, requests: 1 });
     const generations = (await spansOf(view.traceId)).filter((s) => s.type === 'generation_span');
     expect(generations.map((s) => s.status)).toEqual(['ok']);
-    expect((await counter('baton_llm_calls_total', 'model="sim/haiku"')) - callsBefore).toBe(1);
-    expect((await counter('baton_llm_requests_total', 'model="sim/haiku"')) - requestsBefore).toBe(1);
+    expect((await counter('baton_llm_calls_total', 'provider="sim",tier="haiku"')) - callsBefore).toBe(1);
+    expect((await counter('baton_llm_requests_total', 'provider="sim",tier="haiku"')) - requestsBefore).toBe(1);
   });
 });
 
