@@ -73,7 +73,12 @@ process.env.BATON_INJECTION_CANARY = CANARY.environment;
 const clock = createManualClock();
 const release = createGate();
 const app = useAnthropicTestApp({
-  env: { API_KEYS: `a:${KEY_A},b:${KEY_B}`, ANTHROPIC_API_KEY: CANARY.providerKey },
+  env: {
+    API_KEYS: `a:${KEY_A},b:${KEY_B}`,
+    ANTHROPIC_API_KEY: CANARY.providerKey,
+    // Thousands of reads (status polls, event pages) per minute: the suite is not about the rate limit.
+    RATE_LIMIT_PER_MINUTE: '0',
+  },
   overrides: { clock },
   defaultReply: (request) => obey(request),
 });
@@ -336,7 +341,9 @@ async function descendants(id: string, depth = 1): Promise<any[]> {
 async function everyEvent(id: string, headers: Record<string, string>): Promise<EventJson[]> {
   const items: EventJson[] = [];
   for (let after = 0; ; ) {
-    const page = (await inject('GET', `/v1/workflows/${id}/events?limit=1000&after=${after}`, headers)).json();
+    const res = await inject('GET', `/v1/workflows/${id}/events?limit=1000&after=${after}`, headers);
+    expect(res.statusCode, res.body).toBe(200);
+    const page = res.json();
     items.push(...page.items);
     if (page.items.length < 1000) return items;
     after = page.nextAfter;
