@@ -4,7 +4,9 @@ import { LRUCache } from 'lru-cache';
 import { DEFAULTS, promptNodesOf, type WorkflowNode } from '../domain/definition.js';
 import { AppError } from '../domain/errors.js';
 import { formatPath, tooDeepPath } from '../domain/json-depth.js';
+import { jsonBytesWithin } from '../domain/json-size.js';
 import type { JsonSchema } from '../domain/llm.js';
+import { SCHEMA_BUDGET } from './schema-budget.js';
 import { linearRegExp } from './user-pattern.js';
 
 /**
@@ -112,12 +114,14 @@ export function responseFormatInstruction(schema: JsonSchema): string {
 /**
  * Identical responseFormat schemas of one definition (the same JSON text) become one object, at
  * submission, so every per-schema cache — the budget check, the compiled validator, the instruction
- * text — does its work once per distinct schema instead of once per step.
+ * text — does its work once per distinct schema instead of once per step. A schema over the byte
+ * budget is left alone without being written out: the budget check refuses it next.
  */
 export function shareIdenticalSchemas(root: WorkflowNode): void {
   const byText = new Map<string, JsonSchema>();
   for (const node of promptNodesOf(root).values()) {
     if (node.responseFormat === undefined) continue;
+    if (jsonBytesWithin(node.responseFormat, SCHEMA_BUDGET.bytes) === undefined) continue;
     const text = JSON.stringify(node.responseFormat);
     const first = byText.get(text);
     if (first === undefined) byText.set(text, node.responseFormat);

@@ -1,3 +1,4 @@
+import { jsonBytesWithin } from '../domain/json-size.js';
 import type { JsonSchema } from '../domain/llm.js';
 import { compileUserPattern, patternError } from './user-pattern.js';
 
@@ -59,9 +60,8 @@ export function checkSchemaBudget(schema: JsonSchema, path: string): BudgetIssue
 }
 
 function budgetIssues(schema: JsonSchema, path: string): BudgetIssue[] {
-  const bytes = Buffer.byteLength(JSON.stringify(schema));
-  if (bytes > SCHEMA_BUDGET.bytes) {
-    return [{ path, message: `is ${bytes} bytes of JSON Schema; the limit is ${SCHEMA_BUDGET.bytes}` }];
+  if (jsonBytesWithin(schema, SCHEMA_BUDGET.bytes) === undefined) {
+    return [{ path, message: `is more than ${SCHEMA_BUDGET.bytes} bytes of JSON Schema, its limit` }];
   }
   const issues = checkShape(schema, path);
   if (issues.length > 0) return issues;
