@@ -30,6 +30,7 @@ import { prometheusRoutes, recordHttp, registerHttpMetrics } from './api/prometh
 import { reflectionRoutes } from './api/reflections.routes.js';
 import { routingRoutes } from './api/routing.routes.js';
 import { selectionRoutes } from './api/selection.routes.js';
+import { registerStrictQuery } from './api/strict-query.js';
 import { toolRoutes } from './api/tools.routes.js';
 import { traceRoutes } from './api/traces.routes.js';
 import { usageAnalyticsRoutes } from './api/usage-analytics.routes.js';
@@ -152,6 +153,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   registerErrorHandling(app, errorHandling);
   registerDevModeGuard(app, config);
   registerAuth(app, config);
+  registerStrictQuery(app);
   registerBodyGuard(app);
   registerHttpMetrics(app, deps.telemetry);
 

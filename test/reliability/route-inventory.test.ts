@@ -77,6 +77,32 @@ describe('route inventory', () => {
     expect(fromDocument).toEqual(fromRoutes);
   });
 
+  it('refuses an unknown query parameter on every operation: a 400 naming it, before anything else', async () => {
+    const answers: string[] = [];
+    for (const route of t.routes.filter((r) => !r.hidden)) {
+      const url = `${route.url.replace(/:([A-Za-z0-9_]+)/g, 'x')}?statuss=failed`;
+      const res = await t.app.inject({
+        method: route.method as 'GET',
+        url,
+        headers: { authorization: 'Bearer key-of-tenant-a-0123456789' },
+      });
+      const body = res.json();
+      if (
+        res.statusCode !== 400 ||
+        body.code !== 'VALIDATION_ERROR' ||
+        !body.message.startsWith('querystring.statuss:')
+      )
+        answers.push(`${route.method} ${url}: ${res.statusCode} ${body.message}`);
+    }
+    expect(answers).toEqual([]);
+    const list = await t.app.inject({
+      method: 'GET',
+      url: '/v1/workflows?statuss=failed',
+      headers: { authorization: 'Bearer key-of-tenant-a-0123456789' },
+    });
+    expect(list.json().message).toBe('querystring.statuss: unknown field "statuss"; did you mean "status"?');
+  });
+
   it('declares every path parameter of every operation, as a required path parameter', () => {
     for (const o of operations) {
       const inPath = [...o.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
