@@ -54,6 +54,9 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   const { onProtoPoisoning = 'error', onConstructorPoisoning = 'error' } = app.initialConfig;
   const parse = app.getDefaultJsonParser(onProtoPoisoning, onConstructorPoisoning);
   app.removeContentTypeParser('application/json');
+  // fastify parses text/plain into a string by default; a JSON text sent that way is a 415 naming
+  // application/json instead (a text/plain POST is a simple cross-site request: no preflight).
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     // parseAs: 'string' hands over a string; the type is the union of both parseAs modes.
     const text = String(body);
