@@ -84,7 +84,7 @@ export const ConfigSchema = z
     MODEL_PRICES: jsonObject(ModelPricesSchema).optional(),
     CONCURRENCY: int(1, 1024).default(16),
     MAX_RUNNING_WORKFLOWS: int(1, 100_000).default(1000),
-    MAX_RUNNING_WORKFLOWS_PER_TENANT: int(1, 100_000).default(200),
+    MAX_RUNNING_WORKFLOWS_PER_TENANT: int(1, 100_000).optional(),
     MAX_SSE_STREAMS_PER_TENANT: int(1, 100_000).default(100),
     SEARCH_WORKERS: int(1, 64).default(1),
     SEARCH_CONCURRENCY_PER_TENANT: int(1, 10_000).default(4),
@@ -132,6 +132,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 /** How long a client may take to send its request headers (slow-header clients are cut then). */
 export function headersTimeoutMs(config: Config): number {
   return config.HEADERS_TIMEOUT_MS ?? Math.min(config.REQUEST_TIMEOUT_MS, 20_000);
+}
+
+/**
+ * Most places one tenant's workflows hold at once. Never above MAX_RUNNING_WORKFLOWS (a cap above
+ * the global one let one tenant's backlog take every place); by default half of it when several
+ * tenants are configured, so another tenant's work always finds places free, and all of it for a
+ * single tenant, which has no one to leave room for.
+ */
+export function runningPerTenant(config: Config): number {
+  const global = config.MAX_RUNNING_WORKFLOWS;
+  if (config.MAX_RUNNING_WORKFLOWS_PER_TENANT !== undefined)
+    return Math.min(config.MAX_RUNNING_WORKFLOWS_PER_TENANT, global);
+  const tenants = new Set(config.API_KEYS.map((k) => k.tenantId)).size;
+  return tenants > 1 ? Math.max(1, Math.floor(global / 2)) : global;
 }
 
 /** Without API keys the service is single-tenant and only listens on loopback (DESIGN §13). */

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { createResponseCache } from './cache/response-cache.js';
-import type { Config } from './config.js';
+import { type Config, runningPerTenant } from './config.js';
 import { hashApiKey } from './domain/api-key.js';
 import type { ResponseCache } from './domain/cache.js';
 import type {
@@ -122,7 +122,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const events = createInProcessEventBus();
   const queue = createInProcessWorkQueue({
     concurrency: config.MAX_RUNNING_WORKFLOWS,
-    perTenant: config.MAX_RUNNING_WORKFLOWS_PER_TENANT,
+    perTenant: runningPerTenant(config),
     onError: (err, workflowId) => onError(err, { workflowId }),
   });
 

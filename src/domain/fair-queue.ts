@@ -12,6 +12,8 @@ export interface FairQueue<T> {
   remove(group: string, item: T): boolean;
   /** Marks `group` as just served without taking from the queue (it got a slot without waiting). */
   served(group: string): void;
+  /** The groups with items waiting, in turn order. */
+  readonly groups: readonly string[];
   readonly size: number;
 }
 
@@ -80,6 +82,10 @@ export function createFairQueue<T>(): FairQueue<T> {
 
     served(group) {
       lastServed = group;
+    },
+
+    get groups() {
+      return ring;
     },
 
     get size() {

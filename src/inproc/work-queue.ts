@@ -1,4 +1,4 @@
-import { createFairQueue } from '../domain/fair-queue.js';
+import { createFairQueue, type FairQueue } from '../domain/fair-queue.js';
 import type { RunningPlace, WorkQueue } from '../domain/ports.js';
 
 export interface InProcessWorkQueueOptions {
@@ -22,8 +22,9 @@ interface PlaceWaiter {
  * "Running caps"). A root takes its place when it leaves the queue; a child asks for one (`place`);
  * a workflow that only waits on its children gives its place back and retakes one when it has work
  * again. A freed place goes first to children and retaking parents (work of trees already running,
- * whose end frees their places), then to roots; tenants take turns within each (FIFO within a
- * tenant), so one tenant's backlog never queues another's work behind it (DESIGN §13). A tenant at
+ * whose end frees their places), then to roots; within each, a tenant below its share (the global
+ * cap over the tenants holding or waiting for places) goes first, and tenants take turns (FIFO
+ * within a tenant), so one tenant's backlog never queues another's work behind it. A tenant at
  * its cap is skipped, never waited for. No deadlock: a place is only ever held by a workflow with
  * work of its own, which ends or comes to wait on children (and then gives the place back).
  *
@@ -59,6 +60,21 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
   const tenantOf = new Map<string, string>();
   const hasRoom = (tenantId: string): boolean => (heldByTenant.get(tenantId) ?? 0) < perTenant;
 
+  /** The global cap over the tenants holding or waiting for places (at least 1). */
+  function share(): number {
+    const tenants = new Set(heldByTenant.keys());
+    for (const tenantId of waiting.groups) tenants.add(tenantId);
+    for (const tenantId of started.groups) tenants.add(tenantId);
+    return Math.max(1, Math.ceil(concurrency / Math.max(1, tenants.size)));
+  }
+
+  /** The next waiter of `queue`: a tenant below its share first, else any tenant with room. */
+  function next<T>(queue: FairQueue<T>): T | undefined {
+    if (queue.size === 0) return undefined;
+    const fair = share();
+    return queue.take((t) => hasRoom(t) && (heldByTenant.get(t) ?? 0) < fair) ?? queue.take(hasRoom);
+  }
+
   function take(tenantId: string): void {
     held += 1;
     heldByTenant.set(tenantId, (heldByTenant.get(tenantId) ?? 0) + 1);
@@ -73,13 +89,13 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
 
   function pump(): void {
     while (held < concurrency) {
-      const next = started.take(hasRoom);
-      if (next) {
-        next.grant();
+      const waiter = next(started);
+      if (waiter) {
+        waiter.grant();
         continue;
       }
       if (!delivering || !handler) return;
-      const workflowId = waiting.take(hasRoom);
+      const workflowId = next(waiting);
       if (workflowId === undefined) return;
       void runOne(handler, workflowId);
     }

@@ -7,8 +7,8 @@ import { reportFigures } from './scale.js';
  * Issue 11, fairness under load: tenant A submits 1 000 slow workflows, tenant B one-step ones;
  * B's p99 time to completion stays within 2× of its unloaded figure.
  *
- * The real server process with its default limits (CONCURRENCY 16 model calls at once,
- * MAX_RUNNING_WORKFLOWS_PER_TENANT 200), two API keys, and the `sim` model with a real latency:
+ * The real server process with its default limits (CONCURRENCY 16 model calls at once) but
+ * MAX_RUNNING_WORKFLOWS_PER_TENANT 200, two API keys, and the `sim` model with a real latency:
  * every call of B's takes LATENCY_MS on the system clock (A's about as long, see latencyOfA), so
  * B's unloaded figure is a model call plus the service's own overhead, not a few milliseconds of
  * bookkeeping (2× of that would measure nothing but noise). A's workflows are slow by length (STEPS_A calls each): its
@@ -193,7 +193,8 @@ describe('fairness under load', () => {
   }, async () => {
     const server = await startServer({
       dbPath: tmp.dbPath('fairness.db'),
-      env: { API_KEYS: `a:${KEY_A},b:${KEY_B}` },
+      // 200 per tenant, not the default half of MAX_RUNNING_WORKFLOWS: A keeps ~800 queued all along.
+      env: { API_KEYS: `a:${KEY_A},b:${KEY_B}`, MAX_RUNNING_WORKFLOWS_PER_TENANT: '200' },
       startTimeoutMs: 60_000,
     });
 
