@@ -109,6 +109,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       : startCheckpointer(db, {
           path: config.DATABASE_PATH,
           intervalMs: 200,
+          committer,
           onError: (message) => logger.warn({ module: 'store' }, `WAL checkpoint failed: ${message}`),
         });
   const store = createSqliteWorkflowStore(db, committer);

@@ -11,8 +11,14 @@ export interface GroupCommitter {
    * fails), so it must only touch the database.
    */
   run<T>(write: () => T): Promise<T>;
-  /** Commits whatever is queued now, synchronously (shutdown, tests). */
+  /** Commits whatever is queued now, synchronously, held or not (shutdown, tests). */
   flushNow(): void;
+  /**
+   * Stops committing until the returned release is called: writes queue meanwhile and commit as
+   * one batch after it. The checkpointer holds commits for the moment it needs to catch up with the
+   * WAL's last frame (checkpointer.ts); releasing twice is harmless.
+   */
+  hold(): () => void;
   /** Writes queued and not yet committed. */
   readonly pending: number;
 }
@@ -27,6 +33,7 @@ interface QueuedWrite {
 export function createGroupCommitter(db: Db): GroupCommitter {
   let queue: QueuedWrite[] = [];
   let scheduled: NodeJS.Immediate | undefined;
+  let holds = 0;
 
   // Built once: better-sqlite3 wraps the function in BEGIN IMMEDIATE … COMMIT (or ROLLBACK on throw).
   const commitBatch = db.transaction((batch: QueuedWrite[]) => {
@@ -37,6 +44,14 @@ export function createGroupCommitter(db: Db): GroupCommitter {
   });
 
   function flush(): void {
+    if (holds > 0) {
+      scheduled = undefined;
+      return;
+    }
+    commitQueued();
+  }
+
+  function commitQueued(): void {
     if (scheduled !== undefined) {
       clearImmediate(scheduled);
       scheduled = undefined;
@@ -76,7 +91,17 @@ export function createGroupCommitter(db: Db): GroupCommitter {
         scheduled ??= setImmediate(flush);
       });
     },
-    flushNow: flush,
+    flushNow: commitQueued,
+    hold() {
+      holds++;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        holds--;
+        if (holds === 0 && queue.length > 0) scheduled ??= setImmediate(flush);
+      };
+    },
     get pending() {
       return queue.length;
     },
