@@ -82,6 +82,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   const counters = new Map<string, Counters>();
   const inFlight = new Map<string, Promise<unknown>>();
   let lastSweepAt = Number.NEGATIVE_INFINITY;
+  let sweeping = false;
 
   const countersOf = (tenantId: string): Counters => {
     let c = counters.get(tenantId);
@@ -137,10 +138,27 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     return entry.value;
   }
 
+  /**
+   * Purges every row expired by `now`, SWEEP_BATCH rows a commit with a turn of the event loop
+   * between, until a batch comes back short. One batch a minute could not keep up with the rate
+   * entries are written (the load soak: ~40 a second), and the file grew without end.
+   */
   function sweep(now: number): void {
-    if (store === undefined || now - lastSweepAt < SWEEP_EVERY_MS) return;
+    if (store === undefined || sweeping || now - lastSweepAt < SWEEP_EVERY_MS) return;
     lastSweepAt = now;
-    store.purgeExpired(now, SWEEP_BATCH).catch(onError);
+    sweeping = true;
+    const persistent = store;
+    void (async () => {
+      try {
+        while ((await persistent.purgeExpired(now, SWEEP_BATCH)) === SWEEP_BATCH) {
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      } catch (err) {
+        onError(err);
+      } finally {
+        sweeping = false;
+      }
+    })();
   }
 
   return {

@@ -93,6 +93,9 @@ describe('load soak', () => {
         HOST: '127.0.0.1',
         RATE_LIMIT_PER_MINUTE: '0',
         RETENTION_DAYS: String(RETENTION_MINUTES / (24 * 60)),
+        // Cache entries leave by their TTL, not by retention: the same window, so the file can be
+        // flat within a soak shorter than the default hour.
+        CACHE_TTL_MS: String(RETENTION_MINUTES * 60_000),
       },
     });
     try {
