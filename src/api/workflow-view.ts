@@ -101,11 +101,31 @@ export function toWorkflowView(
   };
 }
 
-/** The DESIGN §9 tree debugger: the workflow itself, then its nodes two spaces deeper per level. */
+/**
+ * What a terminal acts on or hides: C0, DEL and C1 controls, format characters (bidi controls,
+ * zero-width ones), line and paragraph separators, lone surrogates; and `\`, so that an escape
+ * written into a name reads as written, not as one of ours.
+ */
+const UNSAFE_IN_TERMINAL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\\]/gu;
+
+/** A client's or model's words on one line of text: every unsafe character shown as its escape. */
+function terminalSafe(text: string): string {
+  return text.replace(UNSAFE_IN_TERMINAL, (char) => {
+    if (char === '\\') return '\\\\';
+    const code = char.codePointAt(0) ?? 0;
+    return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/**
+ * The DESIGN §9 tree debugger: the workflow itself, then its nodes two spaces deeper per level.
+ * Names are escaped (terminalSafe): the text is read in terminals, and a name must not start a
+ * line of its own, move the cursor or reverse the text after it.
+ */
 export function renderTreeText(view: Pick<WorkflowView, 'name' | 'status' | 'tree'>): string {
-  const lines = [`${STATUS_SYMBOL[view.status]} ${view.name} [${view.status}]`];
+  const lines = [`${STATUS_SYMBOL[view.status]} ${terminalSafe(view.name)} [${view.status}]`];
   const walk = (node: NodeView, depth: number): void => {
-    lines.push(`${'  '.repeat(depth)}${STATUS_SYMBOL[node.status]} ${node.name} [${node.status}]`);
+    lines.push(`${'  '.repeat(depth)}${STATUS_SYMBOL[node.status]} ${terminalSafe(node.name)} [${node.status}]`);
     for (const child of node.children) walk(child, depth + 1);
   };
   if (view.tree) walk(view.tree, 1);

@@ -7,6 +7,27 @@ export type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: 
 export type ToolResultBlock = { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
 export type ContentBlock = TextBlock | ToolUseBlock;
 
+/**
+ * The longest tool name a provider accepts (Anthropic and OpenAI both say 64): a tool_use naming a
+ * longer one calls no tool that can exist, and the adapters treat that answer as a bad response.
+ */
+export const MAX_TOOL_NAME_CHARS = 64;
+/** A tool_use id longer than this is a bad response too (providers' own ids are about 30 characters). */
+export const MAX_TOOL_USE_ID_CHARS = 256;
+
+/**
+ * A model-written tool name as it may be stored or shown: at most MAX_TOOL_NAME_CHARS characters,
+ * a longer one cut with a marker that says how long it was (`…(8000000 chars)`).
+ */
+export function boundedToolName(name: string): string {
+  if (name.length <= MAX_TOOL_NAME_CHARS) return name;
+  const marker = `…(${name.length} chars)`;
+  let end = MAX_TOOL_NAME_CHARS - marker.length;
+  // Not between the halves of a surrogate pair.
+  if (/[\uD800-\uDBFF]/.test(name.charAt(end - 1))) end--;
+  return `${name.slice(0, end)}${marker}`;
+}
+
 export interface LlmMessage {
   role: 'user' | 'assistant';
   content: string | Array<TextBlock | ToolUseBlock | ToolResultBlock>;
@@ -26,7 +47,7 @@ export const SimulatedResponseSchema = z.union([
   z.strictObject({ json: z.unknown() }),
   z.strictObject({
     toolUse: z.strictObject({
-      name: z.string().min(1).max(64),
+      name: z.string().min(1).max(MAX_TOOL_NAME_CHARS),
       input: z.record(z.string(), z.unknown()).default({}),
     }),
   }),

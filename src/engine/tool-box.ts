@@ -1,6 +1,6 @@
 import type { WorkflowDefinition } from '../domain/definition.js';
 import { AppError } from '../domain/errors.js';
-import type { ToolDefinition, ToolResultBlock, ToolUseBlock } from '../domain/llm.js';
+import { boundedToolName, type ToolDefinition, type ToolResultBlock, type ToolUseBlock } from '../domain/llm.js';
 import type { ChildLauncher } from '../domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import { redactSecrets, redactValue } from '../domain/redact.js';
@@ -46,26 +46,29 @@ export class RunToolBox implements ToolBox {
     const { clock, tools } = this.services;
     const started = clock.now();
     const input = redactValue(use.input);
+    // The model's words: an unknown name is stored and shown cut (the adapters already refuse one
+    // longer than any tool's as a bad response; a cached or scripted answer is not checked there).
+    const toolName = boundedToolName(use.name);
     const span = {
       type: 'function_span' as const,
       parentId: site.parentSpan,
       nodeId: record.id,
-      fields: { function_name: use.name, arguments: input, result: null, success: false },
+      fields: { function_name: toolName, arguments: input, result: null, success: false },
     };
     const result = await this.journal.withSpan(
       span,
       async (spanId) =>
-        site.allowed.has(use.name) ? tools.run(use.name, use.input, this.context(site, spanId)) : refused(use.name),
+        site.allowed.has(use.name) ? tools.run(use.name, use.input, this.context(site, spanId)) : refused(toolName),
       (r) => ({ fields: { result: r.output, success: !r.isError }, status: r.isError ? 'error' : 'ok' }),
     );
     if (result.fault !== undefined)
-      this.services.onError(result.fault, { workflowId: this.view.workflow.id, tool: use.name });
+      this.services.onError(result.fault, { workflowId: this.view.workflow.id, tool: toolName });
     const latencyMs = clock.now() - started;
     this.journal.emit(record.id, {
       type: 'toolInvocation',
       payload: {
         node: record.name,
-        toolName: use.name,
+        toolName,
         input,
         output: result.output,
         isError: result.isError,
@@ -76,7 +79,7 @@ export class RunToolBox implements ToolBox {
       tenantId: this.view.workflow.tenantId,
       workflowId: this.view.workflow.id,
       nodeId: record.id,
-      tool: use.name,
+      tool: toolName,
       agent: site.agent,
       model: site.model,
       success: !result.isError,

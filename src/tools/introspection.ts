@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NameSchema } from '../domain/names.js';
 import type { NodeRecord } from '../domain/records.js';
 import { defineTool, type ToolContext, ToolRefusal } from './tool.js';
 
@@ -135,7 +136,9 @@ export const requestSpawnWorkflow = defineTool({
   name: 'request_spawn_workflow',
   description: 'Request to spawn a new child workflow dynamically',
   input: z.object({
-    name: z.string().min(1).max(100).describe('Name for the new workflow'),
+    // The API's own name rule (a submitted workflow's): a name the model writes reaches the store,
+    // the tree debugger and terminals, so no control, bidi or format character and no markup.
+    name: NameSchema.describe('Name for the new workflow: 1-100 letters, digits, spaces, "_" or "-"'),
     description: z.string().min(1).max(20_000).describe('Description of what the workflow should do'),
   }),
   readOnly: false,

@@ -28,6 +28,7 @@ import {
   HOSTILE_ANSWER,
   HOSTILE_NAME,
   HOSTILE_TEXT,
+  HOSTILE_TOOL_NAME,
   LONG_NAME,
   MARKUP_PAYLOADS,
   megabyteText,
@@ -49,7 +50,7 @@ import { reportFigures } from '../reliability/scale.js';
  * The dashboard (web/) in Chromium against the real server, every page of it, after the server was
  * seeded through its API with hostile strings wherever a client or a model can put free text: model
  * answers (1 MB ones too), prompts, tool results of introspection and retrieval tools, a tool name
- * the model made up, a spawned workflow's name, provider error messages, a checkpoint's rejection
+ * the model made up, a spawn refused for its name, provider error messages, a checkpoint's rejection
  * reason, and names at their 100-character limit where the API only takes letters.
  *
  * The page runs with its CSP bypassed: the CSP would block inline script anyway, and the test is
@@ -85,6 +86,8 @@ const REASON = `${HOSTILE_NAME} ${BIDI} ${SCRIPT_URLS.join(' ')} ${unbrokenWord(
 const LONG_MODEL = `anthropic/${unbrokenWord(190, 'm')}`;
 const LONG_AGENT = unbrokenWord(100, 'A');
 const LONG_CORPUS = unbrokenWord(100, 'K');
+/** What the introspecting agent names the child it may spawn (a hostile name is refused). */
+const SPAWNED_NAME = 'spawned by a hostile agent';
 
 /** Pieces of the hostile text that must be on the page as text (the tags themselves, not what they do). */
 const SHOWN_AS_TEXT = [MARKUP_PAYLOADS[0], MARKUP_PAYLOADS[1], MARKUP_PAYLOADS[2]].map(String);
@@ -93,7 +96,6 @@ const SHOWN_AS_TEXT = [MARKUP_PAYLOADS[0], MARKUP_PAYLOADS[1], MARKUP_PAYLOADS[2
 function expectedOn(workflow: { id: string; name: string }): string[] {
   if (workflow.id === seeded.rejected?.id) return [REASON];
   if (workflow.name === LONG_NAME) return [LONG_NAME, LONG_AGENT, LONG_MODEL, unbrokenWord(100, 'P'), ...SHOWN_AS_TEXT];
-  if (workflow.name === HOSTILE_NAME) return [HOSTILE_NAME, ...SHOWN_AS_TEXT];
   return SHOWN_AS_TEXT;
 }
 
@@ -165,13 +167,15 @@ function hostileModel(request: RecordedRequest): FakeReply {
     case 'introspect':
       if (turn > 1) return { body: textMessage(HOSTILE_ANSWER) };
       // Tool results full of hostile text: two prior outputs (one of them 1 MB), a refusal quoting
-      // a hostile node id, a tool the model made up with a hostile name, a spawned child named so.
+      // a hostile node id, a tool the model made up with a hostile name, a spawn refused for its
+      // hostile name (the API's name rules) and a child spawned to do hostile work.
       return toolUses([
         { name: 'inspect_prior_outputs', input: { count: 2 } },
         { name: 'inspect_prior_outputs', input: { nodeId: HOSTILE_NAME } },
-        { name: HOSTILE_NAME, input: { html: HOSTILE_TEXT } },
+        { name: HOSTILE_TOOL_NAME, input: { html: HOSTILE_TEXT } },
         { name: 'inspect_current_node', input: {} },
         { name: 'request_spawn_workflow', input: { name: HOSTILE_NAME, description: `[t:spawned] ${HOSTILE_TEXT}` } },
+        { name: 'request_spawn_workflow', input: { name: SPAWNED_NAME, description: `[t:spawned] ${HOSTILE_TEXT}` } },
       ]);
     case 'retrieve':
       if (turn > 1) return { body: textMessage(HOSTILE_ANSWER) };
@@ -401,7 +405,7 @@ describe('the dashboard under hostile strings (browser)', () => {
 
   it('the workflow list, also filtered by hostile text', async () => {
     await show('#/workflows', () => page.locator(`a[href="#/workflows/${seeded.main?.id}"]`).waitFor());
-    await audit('workflows', [HOSTILE_NAME, LONG_NAME]);
+    await audit('workflows', [SPAWNED_NAME, LONG_NAME]);
     // The filter form takes the hostile name back as its value; the list answers with what matches.
     const name = encodeURIComponent(HOSTILE_NAME);
     await show(`#/workflows?name=${name}`, () => page.locator('main table').waitFor());
@@ -415,7 +419,7 @@ describe('the dashboard under hostile strings (browser)', () => {
     const list = await api.getJson<{ items: Array<{ id: string; name: string; traceId: string }> }>(
       '/v1/workflows?limit=100',
     );
-    // The seeded ones and the child the introspecting agent spawned under its hostile name.
+    // The seeded ones and the child the introspecting agent spawned (its hostile-named one refused).
     expect(list.items.length).toBe(Object.keys(seeded).length + 1);
     for (const [i, workflow] of list.items.entries()) {
       const view = `workflow-${i}`;
@@ -443,7 +447,7 @@ describe('the dashboard under hostile strings (browser)', () => {
 
   it('the analytics tables', async () => {
     await show('#/analytics', () => page.locator('h2', { hasText: 'Agent selection strategies' }).waitFor());
-    await audit('analytics', [HOSTILE_NAME, LONG_MODEL]);
+    await audit('analytics', [HOSTILE_TOOL_NAME, LONG_MODEL]);
   });
 
   it('routes made of hostile text show an error or the summary, as text', async () => {

@@ -72,10 +72,13 @@ export const HOSTILE_TEXT = [
 export const HOSTILE_ANSWER = `${HOSTILE_TEXT}\n{{input.x}} \${window.${PWNED_PREFIX}30=1} {{constructor.constructor("alert(30)")()}}`;
 
 /**
- * At most 100 characters (a tool's name, a spawned workflow's name, a node id a model asks for):
- * markup, an open RLO and a `javascript:` URL.
+ * At most 100 characters (a node id a model asks for, a document title, a filter): markup, an open
+ * RLO and a `javascript:` URL. The API's name rules refuse it as a workflow's name.
  */
 export const HOSTILE_NAME = `<img src=x onerror=${pwn(40)}>\u202Eevil javascript:${pwn(41)}`;
+
+/** A tool a model made up, within the 64 characters a tool name may have: markup and an open RLO. */
+export const HOSTILE_TOOL_NAME = `<img src=x onerror=${pwn(42)}>\u202Eevil`;
 
 /** A name the API accepts (letters only) at its 100-character limit: one long unbroken word. */
 export const LONG_NAME = unbrokenWord(100, 'N');
