@@ -45,7 +45,7 @@ export class RunToolBox implements ToolBox {
     const { record } = site;
     const { clock, tools } = this.services;
     const started = clock.now();
-    const input = redactValue(use.input);
+    const input = tools.storedInput(use.input);
     // The model's words: an unknown name is stored and shown cut (the adapters already refuse one
     // longer than any tool's as a bad response; a cached or scripted answer is not checked there).
     const toolName = boundedToolName(use.name);

@@ -2,7 +2,7 @@ import type { ToolDefinition } from '../domain/llm.js';
 import { INTROSPECTION_TOOLS } from './introspection.js';
 import { retrieveTool } from './retrieve.js';
 import { type Tool, type ToolContext, ToolRefusal, toolDefinition } from './tool.js';
-import { dataOutput } from './tool-output.js';
+import { dataOutput, storedInput } from './tool-output.js';
 
 export interface ToolResult {
   /** What the model reads: the output as JSON inside the data delimiter (see tool-output.ts). */
@@ -21,6 +21,8 @@ export interface ToolRegistry {
   isReadOnly(name: string): boolean;
   /** Why `input` is not valid for the tool, or undefined when it is (unknown tools included). */
   inputError(name: string, input: unknown): string | undefined;
+  /** A model-written input as the event and the span keep it: redacted, cut past MAX_TOOL_RESULT_BYTES. */
+  storedInput(input: unknown): unknown;
   /** Runs a tool; invalid input, unknown tools, refusals and failures come back as error results. */
   run(name: string, input: unknown, context: ToolContext): Promise<ToolResult>;
 }
@@ -55,6 +57,7 @@ export function createToolRegistry(
         .filter((d): d is ToolDefinition => d !== undefined);
     },
     isReadOnly: (name) => byName.get(name)?.readOnly === true,
+    storedInput: (input) => storedInput(input, maxResultBytes),
     inputError(name, input) {
       const parsed = byName.get(name)?.input.safeParse(input);
       return parsed === undefined || parsed.success ? undefined : describeIssues(parsed.error.issues);

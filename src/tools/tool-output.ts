@@ -54,6 +54,20 @@ function cutOutput(tool: string, raw: unknown, room: number, total: number) {
   return { content: asData(tool, output), output };
 }
 
+/**
+ * A model-written tool input as it is stored (the toolInvocation event, the function_span's
+ * arguments), redacted, at most about `maxBytes` of JSON: a bigger one becomes `{cut, partial}` like
+ * a cut result. The tool itself and the conversation get the input as the model wrote it.
+ */
+export function storedInput(raw: unknown, maxBytes: number): unknown {
+  if (jsonSize(raw, (text) => Buffer.byteLength(text)) <= maxBytes) return redactValue(raw);
+  const total = jsonSize(raw, (text) => Buffer.byteLength(text));
+  const partial = redactValue(startOf(raw, { left: maxBytes - 256 }, 0));
+  const kept = Buffer.byteLength(JSON.stringify(partial) ?? 'null');
+  const note = `the first ${kept.toLocaleString('en')} of about ${total.toLocaleString('en')} bytes of the input`;
+  return { cut: `${note} (MAX_TOOL_RESULT_BYTES)`, partial };
+}
+
 const MAX_DEPTH = 64;
 
 /** The JSON size of a value, its strings measured by `measure` (escapes not counted). */
