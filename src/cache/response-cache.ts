@@ -52,8 +52,12 @@ interface Counters {
   sizeBytes: number;
 }
 
-/** Rows swept per pass: keeps each sweep a short transaction. */
-const SWEEP_BATCH = 500;
+/**
+ * Rows purged per commit, and the pause between two: a 500-row batch (entries carry their whole
+ * answer) held the event loop 20–40 ms in the load soak's profile; 100 rows keep each under ~8 ms.
+ */
+const SWEEP_BATCH = 100;
+const SWEEP_PAUSE_MS = 10;
 const SWEEP_EVERY_MS = 60_000;
 
 function memoryKey(tenantId: string, key: string): string {
@@ -139,8 +143,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   }
 
   /**
-   * Purges every row expired by `now`, SWEEP_BATCH rows a commit with a turn of the event loop
-   * between, until a batch comes back short. One batch a minute could not keep up with the rate
+   * Purges every row expired by `now`, SWEEP_BATCH rows a commit with SWEEP_PAUSE_MS between, until
+   * a batch comes back short. One batch a minute could not keep up with the rate
    * entries are written (the load soak: ~40 a second), and the file grew without end.
    */
   function sweep(now: number): void {
@@ -151,7 +155,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     void (async () => {
       try {
         while ((await persistent.purgeExpired(now, SWEEP_BATCH)) === SWEEP_BATCH) {
-          await new Promise((resolve) => setImmediate(resolve));
+          await new Promise((resolve) => setTimeout(resolve, SWEEP_PAUSE_MS));
         }
       } catch (err) {
         onError(err);

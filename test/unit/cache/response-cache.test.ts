@@ -357,7 +357,7 @@ describe('createResponseCache: expired rows on disk', () => {
     clock.advance(TTL + 61_000);
     // The next write starts a sweep; it runs batch after batch off that write's path.
     await cache.set('acme', 'analyst:fresh', answer('fresh'));
-    for (let i = 0; i < 50 && (rows.get() as number) > 1; i++) await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 200 && (rows.get() as number) > 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(rows.get()).toBe(1);
   });
 });
