@@ -3,7 +3,7 @@ import { AppError } from '../domain/errors.js';
 import { boundedToolName, type ToolDefinition, type ToolResultBlock, type ToolUseBlock } from '../domain/llm.js';
 import type { ChildLauncher } from '../domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
-import { redactSecrets, redactValue } from '../domain/redact.js';
+import { redactSecrets } from '../domain/redact.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolResult } from '../tools/registry.js';
 import { type SpawnReceipt, type ToolContext, ToolRefusal } from '../tools/tool.js';
