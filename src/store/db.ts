@@ -16,11 +16,11 @@ const SYNCHRONOUS_LEVEL: Record<SynchronousMode, number> = { NORMAL: 1, FULL: 2 
 /**
  * The WAL file is cut back to this size whenever SQLite restarts it (the first commit after a
  * complete checkpoint, checkpointer.ts): without it the file kept its largest size forever (467 MB
- * after one burst). During a burst it still grows by what the burst writes until a checkpoint
- * catches up; forcing a TRUNCATE checkpoint from the worker then held the writer lock past
+ * after one burst). The checkpointer holds commits for a catch-up once the file grows past it, so
+ * the file stays near this size under any load; forcing a TRUNCATE checkpoint from the worker then held the writer lock past
  * BUSY_TIMEOUT_MS and failed commits ("database is locked"), so it is not done.
  */
-const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+export const WAL_SIZE_LIMIT_BYTES = 32 * 1024 * 1024;
 
 /** Short: the service is the only writer, so waiting long on a lock only hides a bug (DESIGN §12). */
 const BUSY_TIMEOUT_MS = 100;

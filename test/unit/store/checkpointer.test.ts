@@ -58,6 +58,7 @@ describe('background WAL checkpointer', () => {
     const db = openDatabase(path, { synchronous: 'NORMAL' });
     const errors: string[] = [];
     const checkpointer = startCheckpointer(db, { path, intervalMs: 20, onError: (m) => errors.push(m) });
+    await checkpointer.ready;
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
     const before = statSync(path).size;
     db.exec('CREATE TABLE filler (id INTEGER PRIMARY KEY, blob TEXT)');
@@ -83,6 +84,7 @@ describe('background WAL checkpointer', () => {
     db.exec('CREATE TABLE filler (id INTEGER PRIMARY KEY, blob TEXT)');
     const errors: string[] = [];
     const checkpointer = startCheckpointer(db, { path, intervalMs: 20, onError: (m) => errors.push(m) });
+    await checkpointer.ready;
     // The reference: the same writes on a database whose WAL is never checkpointed, where the frames
     // appended are read off the WAL file's size.
     const controlPath = join(dir, 'control.db');
