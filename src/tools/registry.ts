@@ -42,8 +42,8 @@ export function createToolRegistry(
   { maxResultBytes }: ToolRegistryOptions,
   tools: readonly Tool[] = BUILT_IN_TOOLS,
 ): ToolRegistry {
-  const errorResult = (tool: string, message: string): ToolResult => ({
-    ...dataOutput(tool, { error: message }, maxResultBytes),
+  const errorResult = (tool: string, message: string, code?: string): ToolResult => ({
+    ...dataOutput(tool, code === undefined ? { error: message } : { error: message, code }, maxResultBytes),
     isError: true,
   });
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
@@ -75,7 +75,7 @@ export function createToolRegistry(
         return { ...dataOutput(name, await tool.run(parsed.data, context), maxResultBytes), isError: false };
       } catch (err) {
         // A refusal says why; anything else is a fault of ours, not shown to the model.
-        if (err instanceof ToolRefusal) return errorResult(name, err.message);
+        if (err instanceof ToolRefusal) return errorResult(name, err.message, err.code);
         return { ...errorResult(name, `tool "${name}" failed`), fault: err };
       }
     },

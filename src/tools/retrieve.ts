@@ -16,8 +16,11 @@ export const retrieveTool = defineTool({
   readOnly: true,
   async run({ query }, context) {
     const chunks = await context.retrieve(query).catch((err: unknown) => {
-      // The tenant's searches are at SEARCH_CONCURRENCY_PER_TENANT: the model is told, nothing is logged as a fault.
-      if (err instanceof AppError && err.code === 'RATE_LIMITED') throw new ToolRefusal(err.message);
+      // The tenant's searches are at SEARCH_CONCURRENCY_PER_TENANT, or the corpus was deleted while the
+      // loop ran: the model is told, nothing is logged as a fault.
+      if (err instanceof AppError && (err.code === 'RATE_LIMITED' || err.code === 'NOT_FOUND')) {
+        throw new ToolRefusal(err.message, err.code);
+      }
       throw err;
     });
     return { query, count: chunks.length, chunks };

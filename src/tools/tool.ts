@@ -37,8 +37,19 @@ export interface ToolContext {
   retrieve(query: string): Promise<RetrievedChunk[]>;
 }
 
-/** A refused action or a bad request: its message goes back to the model as a tool-result error. */
-export class ToolRefusal extends Error {}
+/**
+ * A refused action or a bad request: its message (and code, when it has one) goes back to the model
+ * as a tool-result error; nothing is reported as a fault.
+ */
+export class ToolRefusal extends Error {
+  constructor(
+    message: string,
+    /** An error code of the API's table (e.g. NOT_FOUND), for a model or a client to tell cases apart. */
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
 
 export interface Tool<Input = unknown> {
   name: string;
