@@ -43,6 +43,8 @@ export interface StartServerOptions {
   shutdownGraceMs?: number;
   /** How long to wait for the "baton is listening" line; default 20 s. */
   startTimeoutMs?: number;
+  /** `npm start`, as the README starts it, instead of node itself (`proc` is then npm). */
+  viaNpmStart?: boolean;
 }
 
 const running = new Set<ServerProcess>();
@@ -72,7 +74,10 @@ export async function startServer(options: StartServerOptions): Promise<ServerPr
     SHUTDOWN_GRACE_MS: String(options.shutdownGraceMs ?? 5_000),
     ...options.env,
   };
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const [command, args] = options.viaNpmStart
+    ? ['npm', ['start', '--silent']]
+    : [process.execPath, ['--import', 'tsx', 'src/main.ts']];
+  const proc = spawn(command, args, {
     cwd: REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
