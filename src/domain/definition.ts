@@ -65,7 +65,12 @@ export const PromptNodeSchema = z.strictObject({
       'instance it admits may not exceed 100 000 characters.',
   ),
   overrides: PromptOverridesSchema.optional(),
-  maxTurns: z.int().min(1).max(50).optional().describe('Tool-loop turns; default 10.'),
+  maxTurns: z
+    .int()
+    .min(1)
+    .max(50)
+    .optional()
+    .describe('Tool-loop turns; default 10. Not with retrieval, whose loop is bounded by retrieval.maxSteps.'),
   timeoutMs: z.int().min(1).max(3_600_000).optional().describe('Per-attempt deadline; default 120000.'),
   optional: z.boolean().optional().describe('A failure of this node does not fail its parent.'),
   enableReflection: z
@@ -73,7 +78,8 @@ export const PromptNodeSchema = z.strictObject({
     .optional()
     .describe('Re-ask in the same conversation when the answer is not valid JSON or breaks responseFormat.'),
   retrieval: RetrievalSchema.optional().describe(
-    'Answer from one of your corpora in a retrieve-then-finalize loop, with engagement recorded (DESIGN §10).',
+    'Answer from one of your corpora in a retrieve-then-finalize loop, with engagement recorded (DESIGN §10). ' +
+      'With responseFormat the final answer is a JSON value of that schema.',
   ),
 });
 export type PromptNode = z.infer<typeof PromptNodeSchema>;

@@ -251,7 +251,7 @@ function checkScope(
     checkTemplates(node.instructions, `${nodePath}.instructions`, before, scope);
   }
 
-  /** DESIGN §10: a retrieval loop answers in prose, within maxSteps turns. */
+  /** DESIGN §10: a retrieval loop answers within maxSteps turns (prose, or JSON under responseFormat). */
   function checkRetrieval(node: PromptNode, agent: AgentConfig | undefined, nodePath: string): void {
     const retrieval = node.retrieval;
     if (!retrieval) return;
@@ -260,10 +260,10 @@ function checkScope(
     if (retrieval.guard && 'auto' in retrieval.guard && retrieval.guard.reference) {
       checkModel(retrieval.guard.reference, `${where}.guard.reference`, context, issues);
     }
-    if (node.responseFormat) {
+    if (node.maxTurns !== undefined) {
       issues.push({
-        path: `${nodePath}.responseFormat`,
-        message: 'cannot be combined with retrieval (its answer is prose)',
+        path: `${nodePath}.maxTurns`,
+        message: 'has no effect with retrieval: its loop is bounded by retrieval.maxSteps; remove it',
       });
     }
     const mode = retrieval.mode ?? DEFAULTS.retrieval.mode;

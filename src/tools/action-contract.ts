@@ -22,12 +22,28 @@ export function budgetLines(maxSteps: number, maxChunks: number): string {
 }
 
 /** The system prompt's retrieval part, appended to the agent's own instructions. */
-export function retrievalInstructions(mode: 'tools' | 'json-actions', maxSteps: number, maxChunks: number): string {
+export function retrievalInstructions(
+  mode: 'tools' | 'json-actions',
+  maxSteps: number,
+  maxChunks: number,
+  /** The prompt's responseFormat: the final answer is then a JSON value of this schema, not prose. */
+  answerSchema?: unknown,
+): string {
   const how =
     mode === 'json-actions'
       ? MULTI_STEP_ACTION_CONTRACT
-      : 'Use the retrieve tool to search the corpus; when you have what you need, answer in plain prose.';
-  return `${how}\n\n${budgetLines(maxSteps, maxChunks)}`;
+      : answerSchema === undefined
+        ? 'Use the retrieve tool to search the corpus; when you have what you need, answer in plain prose.'
+        : 'Use the retrieve tool to search the corpus; when you have what you need, give your final answer.';
+  const parts = [how, budgetLines(maxSteps, maxChunks)];
+  if (answerSchema !== undefined) {
+    const where =
+      mode === 'json-actions' ? 'The "response" of your finalize action is a string holding' : 'Your final answer is';
+    parts.push(
+      `${where} only a JSON value (no prose, no code fences) that satisfies this JSON Schema:\n${JSON.stringify(answerSchema)}`,
+    );
+  }
+  return parts.join('\n\n');
 }
 
 /** A chunk as the loop shows it to the model. */

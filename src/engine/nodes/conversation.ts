@@ -150,7 +150,7 @@ export const PROMPT_CONVERSATION = 'prompt';
  * `attempt` is the answer that failed, the same number the re-ask turn tells the model, and
  * `nodeAttempt` is the node's own attempt. Returns the reflection entry, settled by the next answer.
  */
-function reAsk(
+export function reAsk(
   ctx: NodeContext,
   node: PromptNode,
   record: NodeRecord,
@@ -196,7 +196,7 @@ export function checkOutputSize(ctx: NodeContext, node: PromptNode, text: string
 }
 
 /** The `response_format` guardrail (DESIGN §9): a span per check, triggered when the answer fails it. */
-function checkResponseFormat(
+export function checkResponseFormat(
   ctx: NodeContext,
   record: NodeRecord,
   text: string,

@@ -47,7 +47,8 @@ export function preparePrompt(
   const inputs = revised ?? renderPromptInputs(view, node);
 
   let system = agent.enableReflection ? withAgentReflection(inputs.system) : inputs.system;
-  if (node.responseFormat) {
+  // A retrieval loop's answers are actions or tool calls: it states the final answer's schema itself.
+  if (node.responseFormat && !node.retrieval) {
     const instruction = responseFormatInstruction(node.responseFormat);
     system = system ? `${system}\n\n${instruction}` : instruction;
   }
@@ -63,7 +64,7 @@ export function preparePrompt(
   const stop = node.overrides?.stop ?? agent.stop;
   if (stop !== undefined) request.stop = stop;
   if (agent.tools && agent.tools.length > 0) request.tools = facets.tools.definitions(agent.tools);
-  if (node.responseFormat) request.responseFormat = node.responseFormat;
+  if (node.responseFormat && !node.retrieval) request.responseFormat = node.responseFormat;
   if (agent.simulate && model.provider === 'sim') {
     request.simulate = { ...agent.simulate, scriptKey: `${view.workflow.id}:${agentNameOf(node)}` };
   }

@@ -1,11 +1,18 @@
 import { agentNameOf, DEFAULTS, type PromptNode } from '../../domain/definition.js';
-import { AppError } from '../../domain/errors.js';
-import { type LlmMessage, responseText, type ToolResultBlock, type ToolUseBlock } from '../../domain/llm.js';
-import { redactSecrets } from '../../domain/redact.js';
+import { AppError, toErrorInfo } from '../../domain/errors.js';
+import {
+  type JsonSchema,
+  type LlmMessage,
+  responseText,
+  type ToolResultBlock,
+  type ToolUseBlock,
+} from '../../domain/llm.js';
+import { redactSecrets, redactValue } from '../../domain/redact.js';
 import type { Retrieval } from '../../domain/retrieval.js';
 import type { GuardKind, HaltReason, RetrievalMode } from '../../domain/tool-analytics.js';
 import { autoGuard } from '../../metrics/engagement.js';
 import { retrievalRelevant } from '../../metrics/retrieval-relevance.js';
+import { isPromptReflectable, promptReflectionTurn } from '../../reflection/policy.js';
 import {
   correctiveTurn,
   forcedAnswerTurn,
@@ -18,7 +25,14 @@ import type { RetrievedChunk } from '../../tools/tool.js';
 import { ConversationSize } from '../conversation-size.js';
 import type { CommittedTurn, NodeAttempt, NodeContext, ToolCallSite } from '../node-context.js';
 import { isCancellation, isShutdown } from '../services.js';
-import { checkOutputSize, PROMPT_CONVERSATION, toolResultBlock, toolTurn } from './conversation.js';
+import {
+  checkOutputSize,
+  checkResponseFormat,
+  PROMPT_CONVERSATION,
+  reAsk,
+  toolResultBlock,
+  toolTurn,
+} from './conversation.js';
 import { nodeDeadlineError, type PreparedPrompt } from './prompt-request.js';
 
 /**
@@ -36,7 +50,7 @@ export async function runRetrievalLoop(
   at: NodeAttempt,
   prepared: PreparedPrompt,
   agentSpan: string,
-): Promise<string> {
+): Promise<unknown> {
   const { retrieval } = node;
   const { model, request, user, agent } = prepared;
   const { record } = at;
@@ -90,7 +104,7 @@ export async function runRetrievalLoop(
   const corpusId = corpus.id;
   guard = await decideGuard(ctx, retrieval, model.id, taskType, maxSteps);
 
-  const instructions = retrievalInstructions(mode, maxSteps, maxChunks);
+  const instructions = retrievalInstructions(mode, maxSteps, maxChunks, node.responseFormat);
   request.system = request.system ? `${request.system}\n\n${instructions}` : instructions;
   if (mode === 'tools') request.tools = ctx.tools.definitions([...new Set([...(agent.tools ?? []), 'retrieve'])]);
   else delete request.tools;
@@ -133,7 +147,7 @@ export async function runRetrievalLoop(
   }
   let committed = { messages: request.messages.length, chunks: state.chunks.length };
   /** The turn just completed, durable before the next call (its new messages, the counters, new chunks). */
-  const commitTurn = (kind: CommittedTurn['kind']) => {
+  const commitTurn = (kind: CommittedTurn['kind'], reflectionId?: string) => {
     const messages = request.messages.slice(committed.messages);
     const { retrievals, corrected, interventions } = state;
     const chunks = state.chunks.slice(committed.chunks);
@@ -143,6 +157,7 @@ export async function runRetrievalLoop(
       kind,
       messages,
       state: { retrievals, corrected, interventions, chunks },
+      ...(reflectionId === undefined ? {} : { reflectionId }),
     });
   };
   const deadline = ctx.deadlines.within(at.signal, timeoutMs, () => nodeDeadlineError(node, timeoutMs));
@@ -195,8 +210,45 @@ export async function runRetrievalLoop(
     return false;
   };
 
+  /** The final answer's text from a model answer: a finalize action's response, else the text. */
+  const answerOf = (text: string): string => {
+    if (mode !== 'json-actions') return text;
+    const scanned = scanAction(text);
+    return scanned.ok && scanned.action.action === 'finalize' ? scanned.action.response : text;
+  };
+  /**
+   * Under responseFormat the final answer is validated (a response_format guardrail span); one that
+   * breaks it is re-asked in the same conversation as a prompt-level reflection, like any prompt.
+   */
+  const formatted = async (schema: JsonSchema, first: { text: string; assistant: LlmMessage['content'] }) => {
+    const maxAnswers = ctx.reflections.promptLevel(node) ? ctx.reflections.maxAttempts : 1;
+    let answer = first;
+    let reflection: string | undefined;
+    for (let answers = 1; ; answers++) {
+      try {
+        checkOutputSize(ctx, node, answer.text);
+        const value = checkResponseFormat(ctx, record, answer.text, schema, agentSpan);
+        if (reflection) ctx.reflections.settle(reflection, true);
+        return { text: answer.text, value: redactValue(value) };
+      } catch (err) {
+        if (reflection) ctx.reflections.settle(reflection, false);
+        if (!isPromptReflectable(err) || answers >= maxAnswers) throw err;
+        reflection = reAsk(ctx, node, record, err, { answers, maxAnswers, nodeAttempt: at.attempt }, agentSpan);
+        append(
+          { role: 'assistant', content: answer.assistant },
+          { role: 'user', content: promptReflectionTurn(toErrorInfo(err), answers) },
+        );
+        await commitTurn('reask', reflection);
+        const text = responseText(await call(false));
+        answer = { text: answerOf(text), assistant: text };
+      }
+    }
+  };
+
   try {
     let final: string | undefined;
+    /** What the model said when it gave the final answer (re-asked with it under responseFormat). */
+    let finalTurn: LlmMessage['content'] = '';
     while (final === undefined && state.steps < maxSteps) {
       const response = await call(false);
       const text = responseText(response);
@@ -212,8 +264,10 @@ export async function runRetrievalLoop(
           await commitTurn('tool');
           continue;
         }
-        if (accepts(response.content)) final = text;
-        else await commitTurn('guard');
+        if (accepts(response.content)) {
+          final = text;
+          finalTurn = response.content;
+        } else await commitTurn('guard');
         continue;
       }
       const scanned = scanAction(text);
@@ -231,8 +285,10 @@ export async function runRetrievalLoop(
       }
       const { action } = scanned;
       if (action.action === 'finalize') {
-        if (accepts(text)) final = action.response;
-        else await commitTurn('guard');
+        if (accepts(text)) {
+          final = action.response;
+          finalTurn = text;
+        } else await commitTurn('guard');
         continue;
       }
       state.retrievals++;
@@ -271,12 +327,18 @@ export async function runRetrievalLoop(
         );
       }
       final = action === undefined ? forced : action.response;
+      finalTurn = forced;
       if (final.trim() === '') {
         throw new AppError(
           'MAX_TURNS_EXCEEDED',
           `node "${node.name}" used its ${maxSteps} turns and gave no final answer`,
         );
       }
+    }
+    if (node.responseFormat) {
+      const { text, value } = await formatted(node.responseFormat, { text: final, assistant: finalTurn });
+      recordEngagement(halt, redactSecrets(text));
+      return value;
     }
     checkOutputSize(ctx, node, final);
     // What a node keeps is redacted like everything else baton stores (DESIGN §13).
