@@ -112,12 +112,22 @@ export const WorkflowSummarySchema = z.object({
   cancelRequested: z.boolean(),
   checkpoint: z
     .object({
-      state: z.enum(CHECKPOINT_STATES),
-      reason: z.string().nullable(),
+      state: z
+        .enum(CHECKPOINT_STATES)
+        .describe(
+          'pending: the workflow waits (idle); approved: it runs on; rejected: it failed with CHECKPOINT_REJECTED.',
+        ),
+      reason: z
+        .string()
+        .nullable()
+        .describe('The reason given with the approve or reject; null while pending or when none was given.'),
       at: IsoTime.describe('When it was decided; null while pending.'),
     })
     .nullable()
-    .describe('A human checkpoint (critical tasks): pending until POST …/approve or …/reject.'),
+    .describe(
+      'The human checkpoint of a critical task (allocation human_checkpoint: true), null for any other workflow: ' +
+        'pending until POST …/approve or …/reject, one decision wins; the time of approval is `at` of an approved one.',
+    ),
   createdAt: z.iso.datetime(),
   startedAt: IsoTime,
   endedAt: IsoTime,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { useOpenAiTestApp, waitForStatus } from '../helpers/build-app.js';
 import { seedCorpus } from '../helpers/corpus-fixture.js';
 import { chatText } from '../helpers/fake-openai.js';
@@ -33,9 +33,11 @@ function definition(prompt: Record<string, unknown>) {
 
 describe('retrieval prompts: maxTurns and responseFormat', () => {
   const app = useOpenAiTestApp();
+  beforeAll(async () => {
+    await seedCorpus(app.t.app, 'rivers');
+  });
 
   it('maxTurns with retrieval is a 400 naming retrieval.maxSteps', async () => {
-    await seedCorpus(app.t.app, 'rivers');
     const res = await app.t.app.inject({ method: 'POST', url: '/v1/workflows', payload: definition({ maxTurns: 1 }) });
     expect(res.statusCode, res.body).toBe(400);
     const issue = (res.json().details as Array<{ path: string; message: string }>).find(
@@ -86,5 +88,40 @@ describe('retrieval prompts: maxTurns and responseFormat', () => {
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ code: 'VALIDATION_FAILED' });
     expect(app.fake.requests).toHaveLength(1);
+  });
+
+  it('the loop has its own custom_span under the agent span, holding its calls and ending with the counts', async () => {
+    app.fake.enqueue(
+      { body: chatText(JSON.stringify({ action: 'retrieve', query: 'Danube cities' })) },
+      { body: chatText(JSON.stringify({ action: 'finalize', response: 'Vienna and Budapest.' })) },
+    );
+    const res = await app.t.app.inject({ method: 'POST', url: '/v1/workflows', payload: definition({}) });
+    const done = await waitForStatus(app.t.app, res.json().id);
+    expect(done.status).toBe('completed');
+    const trace = await app.t.app.inject({ method: 'GET', url: `/v1/traces/${done.traceId}` });
+    type Span = Record<string, unknown> & { span_id: string; parent_id: string | null; type: string };
+    const spans = trace.json().spans as Span[];
+    const loops = spans.filter((s) => s.type === 'custom_span' && s.operation_name === 'retrieval_loop');
+    expect(loops).toHaveLength(1);
+    const loop = loops[0] as Span;
+    const agent = spans.find((s) => s.span_id === loop.parent_id);
+    expect(agent?.type).toBe('agent_span');
+    expect(loop.status).toBe('ok');
+    expect(loop.metadata).toEqual({
+      corpus: 'rivers',
+      mode: 'json-actions',
+      max_steps: 3,
+      max_chunks: 8,
+      retrieval_calls: 1,
+      steps: 2,
+      loop_exhausted: false,
+      halt_reason: 'finalized',
+      guard_interventions: 0,
+      // The answer shares fewer than 3 content words with any retrieved chunk.
+      relevant: false,
+    });
+    const inside = spans.filter((s) => s.parent_id === loop.span_id).map((s) => s.type);
+    expect(inside.filter((t) => t === 'generation_span')).toHaveLength(2);
+    expect(inside).toContain('function_span');
   });
 });

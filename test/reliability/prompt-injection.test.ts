@@ -305,7 +305,11 @@ function attackedWorkflow(p: Payload) {
     ...extra,
   });
   const roots: Record<Source, unknown> = {
-    retrieval: read({ retrieval: { corpus: `kb-${p.index}`, maxSteps: MAX_SOURCE_READS - 1 } }),
+    // A retrieval prompt takes no maxTurns (its loop is bounded by maxSteps).
+    retrieval: {
+      ...read({ retrieval: { corpus: `kb-${p.index}`, maxSteps: MAX_SOURCE_READS - 1 } }),
+      maxTurns: undefined,
+    },
     'prior output': { type: 'sequence', name: 'main', steps: [echo, read()] },
     'child output': {
       type: 'sequence',

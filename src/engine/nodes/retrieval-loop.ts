@@ -44,12 +44,39 @@ import { nodeDeadlineError, type PreparedPrompt } from './prompt-request.js';
  * retrieval_runs row and a retrievalEnd event. Each completed turn is committed before the next
  * call, with the loop's counters; a node re-run after a crash resumes at its first uncommitted turn.
  */
-export async function runRetrievalLoop(
+export function runRetrievalLoop(
   ctx: NodeContext,
   node: PromptNode & { retrieval: Retrieval },
   at: NodeAttempt,
   prepared: PreparedPrompt,
   agentSpan: string,
+): Promise<unknown> {
+  const { retrieval } = node;
+  const settings = {
+    corpus: retrieval.corpus,
+    mode: retrieval.mode ?? DEFAULTS.retrieval.mode,
+    max_steps: retrieval.maxSteps ?? DEFAULTS.retrieval.maxSteps,
+    max_chunks: retrieval.maxChunks ?? DEFAULTS.retrieval.maxChunks,
+  };
+  // The loop's own span under the agent span: its generations, retrieve calls and checks nest in it,
+  // and it ends with the engagement counts.
+  const counts: Record<string, unknown> = {};
+  const fields = () => ({ operation_name: 'retrieval_loop', metadata: { ...settings, ...counts } });
+  return ctx.journal.withSpan(
+    { type: 'custom_span', parentId: agentSpan, nodeId: at.record.id, fields: fields() },
+    (loopSpan) => retrievalLoop(ctx, node, at, prepared, loopSpan, counts),
+    () => ({ fields: fields() }),
+  );
+}
+
+async function retrievalLoop(
+  ctx: NodeContext,
+  node: PromptNode & { retrieval: Retrieval },
+  at: NodeAttempt,
+  prepared: PreparedPrompt,
+  agentSpan: string,
+  /** Filled with the engagement counts when the run ends, for the loop's span. */
+  spanCounts: Record<string, unknown>,
 ): Promise<unknown> {
   const { retrieval } = node;
   const { model, request, user, agent } = prepared;
@@ -76,6 +103,14 @@ export async function runRetrievalLoop(
       loopExhausted: state.loopExhausted,
       haltReason,
     };
+    Object.assign(spanCounts, {
+      retrieval_calls: counts.retrievalCalls,
+      steps: counts.steps,
+      loop_exhausted: counts.loopExhausted,
+      halt_reason: haltReason,
+      guard_interventions: state.interventions,
+      relevant,
+    });
     ctx.journal.emit(record.id, {
       type: 'retrievalEnd',
       payload: { node: node.name, agent: agentNameOf(node), model: model.id, mode, ...counts, relevant },
