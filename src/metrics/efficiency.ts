@@ -7,7 +7,8 @@ import {
   type RetryReason,
 } from '../domain/metrics.js';
 import type { Complexity } from '../domain/task.js';
-import { classifyComplexity } from './complexity.js';
+import { COMPLEXITY_ALLOCATIONS } from '../routing/allocation.js';
+import { explainComplexity } from './complexity.js';
 import { decideOutcome, type ReviewVerdict, verdictOf } from './outcome.js';
 import { collectFacts, type RunFacts, type RunInput, round } from './run-facts.js';
 import { subtreeUsage } from './subtree.js';
@@ -69,16 +70,23 @@ const isSimple = (complexity: Complexity): boolean => complexity === 'trivial' |
  * - spec_driven: every prompt that ran declared a responseFormat (answers checked against a spec); a
  *   review's verdicts always are.
  * - used_opus_for_simple: trivial/simple task and ≥ 1 call to an opus-tier model.
- * - sequential_when_parallel_possible: a parallel node ran ≥ 2 prompts but never two at once.
+ * - sequential_when_parallel_possible: a parallel node ran ≥ 2 prompts but never two at once, and
+ *   the task's allocation allowed parallelism (a routed simple task runs one step at a time by rule).
  * - multiple_retries: ≥ 2 retries (transport and reflection together).
  * - missing_context: a MISSING_CONTEXT error anywhere in the run (a template referenced no output).
  * - unclear_requirements: one node's answers broke its responseFormat ≥ 2 times.
  */
 export function efficiencyFactors(
   facts: RunFacts,
-  context: { complexity: Complexity; outcome: Outcome; ranPrompts: readonly string[] },
+  context: {
+    complexity: Complexity;
+    outcome: Outcome;
+    ranPrompts: readonly string[];
+    /** False when the task's allocation runs parallel nodes one step at a time (routing/allocation.ts). */
+    parallelAllowed: boolean;
+  },
 ): EfficiencyFactor[] {
-  const { complexity, outcome, ranPrompts } = context;
+  const { complexity, outcome, ranPrompts, parallelAllowed } = context;
   const on = new Set<EfficiencyFactor>();
   if (
     outcome === 'success' &&
@@ -97,7 +105,7 @@ export function efficiencyFactors(
     on.add('spec_driven');
   }
   if (isSimple(complexity) && facts.byTier.opus.calls > 0) on.add('used_opus_for_simple');
-  if (facts.parallelOverlaps.some((n) => n < 2)) on.add('sequential_when_parallel_possible');
+  if (parallelAllowed && facts.parallelOverlaps.some((n) => n < 2)) on.add('sequential_when_parallel_possible');
   if (facts.retries.length >= 2) on.add('multiple_retries');
   if (facts.errorCodes.has('MISSING_CONTEXT')) on.add('missing_context');
   if ([...facts.formatFailures.values()].some((n) => n >= 2)) on.add('unclear_requirements');
@@ -127,7 +135,8 @@ const iso = (ms: number): string => new Date(ms).toISOString();
  * - retry_count: transport `retry` events + reflection entries whose decision was `retry`.
  * - retry_reasons: their distinct reasons in order of first occurrence (run-facts.ts maps codes).
  * - recovery_rate: successful retries / retries (null without retries). A transport retry succeeded
- *   when its call's agentPromptEnd followed; a reflection retry when the entry's `success` is true.
+ *   when its call recovered (its agentPromptEnd followed, other retries of the call in between); a
+ *   reflection retry when the entry's `success` is true.
  * - model_usage / by_model: calls from agentPromptStart, tokens and cost from agentPromptEnd
  *   (tokens_in = inputTokens, tokens_out = outputTokens, est_tokens = in + out); tier by model name.
  * - cache_hits: cacheHit events.
@@ -142,7 +151,9 @@ export function summarizeRun(input: SummarizeInput): EfficiencyRecord {
   const { workflow, nodes, endedAt } = input;
   const facts = collectFacts(input);
   const task = workflow.definition.task;
-  const complexity = classifyComplexity(task, facts.prompts.size);
+  const { complexity, source } = explainComplexity(task, facts.prompts.size);
+  // Only a described task is routed (engine/allocation-of.ts): a bare tree keeps its parallelism.
+  const parallelAllowed = source === 'tree' || COMPLEXITY_ALLOCATIONS[complexity].parallel;
   const startedAt = workflow.startedAt ?? workflow.createdAt;
   const wallTimeSeconds = round(Math.max(0, endedAt - startedAt) / 1000, 3);
   const ranPrompts = nodes.filter((n) => NODE_KINDS[n.type].callsModel && n.attempts > 0);
@@ -184,6 +195,7 @@ export function summarizeRun(input: SummarizeInput): EfficiencyRecord {
       complexity,
       outcome,
       ranPrompts: ranPrompts.map((n) => n.name),
+      parallelAllowed,
     }),
     quality_pillars: {
       tool_selection_correct: facts.toolCalls === 0 ? null : facts.toolMisselections === 0,

@@ -78,13 +78,14 @@ export function reflectionRetryReason(code: string): RetryReason {
 }
 
 /**
- * A transport retry succeeded when the next thing that happened to its call was the call's
- * `agentPromptEnd`. A node's calls are sequential, so that is the next event of the same node
- * among agentPromptEnd / agentPromptStart / retry / error / stepEnd.
+ * A transport retry succeeded when its call recovered: the call's `agentPromptEnd` came before
+ * anything else ended it, further retries of the same call in between (a 429 → 503 → ok chain is
+ * two successful retries: each was a step to the answer). A node's calls are sequential, so that is
+ * the next event of the same node among agentPromptEnd / agentPromptStart / error / stepEnd.
  */
 function transportRetries(events: readonly WorkflowEvent[]): RetryFact[] {
   const retries: RetryFact[] = [];
-  const watched = new Set(['agentPromptEnd', 'agentPromptStart', 'retry', 'error', 'stepEnd']);
+  const watched = new Set(['agentPromptEnd', 'agentPromptStart', 'error', 'stepEnd']);
   events.forEach((event, i) => {
     if (event.type !== 'retry') return;
     const next = events.slice(i + 1).find((e) => e.nodeId === event.nodeId && watched.has(e.type));

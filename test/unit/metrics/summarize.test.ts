@@ -96,7 +96,7 @@ describe('summarizeRun: metrics', () => {
     });
   });
 
-  it('a transport retry succeeds only when its call ended; a reflection retry when its entry says so', () => {
+  it('a transport retry succeeds when its call recovered (the whole chain); a reflection retry when its entry says so', () => {
     const b = new RunBuilder(seq('main', p('a'), p('b')), {
       status: 'failed',
       error: { code: 'LLM_TIMEOUT', message: 'x' },
@@ -111,9 +111,10 @@ describe('summarizeRun: metrics', () => {
       .reflection('b', { error: { code: 'NODE_TIMEOUT', message: 'x' }, success: false })
       .reflection('b', { error: { code: 'MISSING_CONTEXT', message: 'x' }, resolution: { decision: 'abort' } });
     const { metrics } = summarizeRun(b.input());
-    // a: first retry failed (another retry followed), second succeeded; b: failed; reflection: failed.
+    // a: a timeout → timeout → ok chain recovered, so both of its retries did (issue 18 item 2: a
+    // 429 → 503 → ok chain counted 0.5); b: failed; the reflection: failed.
     expect(metrics.retry_count).toBe(4);
-    expect(metrics.recovery_rate).toBe(0.25);
+    expect(metrics.recovery_rate).toBe(0.5);
     expect(metrics.retry_reasons).toEqual(['timeout', 'rate_limit']);
   });
 
@@ -164,6 +165,17 @@ describe('summarizeRun: efficiency factors', () => {
       .step('a')
       .step('b');
     expect(factors(oneByOne)).toEqual(['first_try_success', 'sequential_when_parallel_possible']);
+  });
+
+  it('no sequential_when_parallel_possible when the allocation itself runs the task one step at a time', () => {
+    // A simple task's allocation says parallel: false: parallel was not possible, so it is no fault.
+    const routed = new RunBuilder(par('fan', p('a'), p('b')), { task: { type: 't', complexity: 'simple' } })
+      .step('a')
+      .step('b');
+    expect(factors(routed)).not.toContain('sequential_when_parallel_possible');
+    // A bare tree (no task described) is not routed: its parallel node could have overlapped.
+    const bare = new RunBuilder(par('fan', p('a'), p('b'))).step('a').step('b');
+    expect(factors(bare)).toContain('sequential_when_parallel_possible');
   });
 
   it('missing_context and unclear_requirements; no first_try_success on failure', () => {
