@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 
 # ---- build: install dependencies, compiling better-sqlite3 when no prebuilt binary fits ----
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
@@ -12,7 +12,7 @@ RUN npm ci
 RUN npm prune --omit=dev
 
 # ---- runtime: no compilers, non-root, data on a volume ----
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     DATABASE_PATH=/data/baton.db \
     HOST=0.0.0.0 \
