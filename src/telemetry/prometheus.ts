@@ -173,8 +173,10 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
   });
   const llmCost = new Counter({
     name: 'baton_llm_cost_usd_total',
-    help: 'Estimated cost in US dollars of completed LLM provider calls, by provider and tier (provider sim: simulated).',
-    labelNames: ['provider', 'tier'] as const,
+    help:
+      'Estimated cost in US dollars of completed LLM provider calls, by provider and tier; simulated="true" is ' +
+      'what sim/* calls would have cost (never add the two).',
+    labelNames: ['provider', 'tier', 'simulated'] as const,
     registers,
   });
   const cacheLookups = new Counter({
@@ -234,7 +236,7 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
         return;
       }
       case 'agentPromptEnd': {
-        const { model: id, purpose, error, requests, duration, tokenUsage, costUsd } = event.payload;
+        const { model: id, purpose, error, requests, duration, tokenUsage, costUsd, simulated } = event.payload;
         const model = modelLabels(id);
         llmCalls.inc({
           ...model,
@@ -245,7 +247,7 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
         llmDuration.observe(model, amount(duration) / 1000);
         llmTokens.inc({ ...model, direction: 'input' }, amount(tokenUsage?.inputTokens));
         llmTokens.inc({ ...model, direction: 'output' }, amount(tokenUsage?.outputTokens));
-        llmCost.inc(model, amount(costUsd));
+        llmCost.inc({ ...model, simulated: simulated === true ? 'true' : 'false' }, amount(costUsd));
         return;
       }
       case 'cacheHit': {

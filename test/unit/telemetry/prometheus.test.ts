@@ -72,6 +72,7 @@ function publishRealisticRun(bus: EventBus): void {
     ev('wf_root', 'retry', { node: 'find-bugs', reason: 'rate_limit', delayMs: 500, attempt: 1 }),
     ev('wf_root', 'agentPromptEnd', {
       model: 'sim/sonnet',
+      simulated: true,
       duration: 900,
       requests: 2,
       tokenUsage: usage,
@@ -82,6 +83,7 @@ function publishRealisticRun(bus: EventBus): void {
     ev('wf_root', 'reflectionEnd', { level: 'prompt', node: 'find-bugs', decision: 'retry', success: true }),
     ev('wf_root', 'agentPromptEnd', {
       model: 'sim/sonnet',
+      simulated: true,
       tokenUsage: { inputTokens: 200, outputTokens: 40 },
       costUsd: 0.0015,
       purpose: 'reflection',
@@ -99,6 +101,7 @@ function publishRealisticRun(bus: EventBus): void {
     ev('wf_child', 'retry', { reason: 'timeout', delayMs: 100 }),
     ev('wf_child', 'agentPromptEnd', {
       model: 'sim/haiku',
+      simulated: true,
       tokenUsage: { inputTokens: 50, outputTokens: 10 },
       costUsd: 0.0001,
     }),
@@ -131,8 +134,9 @@ describe('createPrometheusMetrics', () => {
       'direction=output,provider=sim,tier=haiku': 10,
     });
     const cost = await values(metrics, 'baton_llm_cost_usd_total');
-    expect(cost['provider=sim,tier=sonnet']).toBeCloseTo(0.0024, 10);
-    expect(cost['provider=sim,tier=haiku']).toBeCloseTo(0.0001, 10);
+    // sim/* money is what the call would have cost: labelled simulated, never summed with real money.
+    expect(cost['provider=sim,simulated=true,tier=sonnet']).toBeCloseTo(0.0024, 10);
+    expect(cost['provider=sim,simulated=true,tier=haiku']).toBeCloseTo(0.0001, 10);
     expect(await values(metrics, 'baton_cache_lookups_total')).toEqual({ 'result=hit': 1, 'result=miss': 1 });
     expect((await values(metrics, 'baton_llm_requests_total'))['provider=sim,tier=sonnet']).toBe(2);
     // Histograms of provider-call latency by provider and tier, and of workflow duration by status.
@@ -198,7 +202,7 @@ describe('createPrometheusMetrics', () => {
       'outcome=ok,provider=unknown,purpose=prompt,tier=other': 1,
     });
     expect((await values(metrics, 'baton_llm_tokens_total'))['direction=input,provider=other,tier=other']).toBe(0);
-    expect((await values(metrics, 'baton_llm_cost_usd_total'))['provider=other,tier=other']).toBe(0);
+    expect((await values(metrics, 'baton_llm_cost_usd_total'))['provider=other,simulated=false,tier=other']).toBe(0);
     expect((await values(metrics, 'baton_workflows_finished_total'))['status=other']).toBe(1);
     expect((await values(metrics, 'baton_reflections_total'))['decision=retry,level=other']).toBe(1);
     expect(await values(metrics, 'baton_retries_total')).toEqual({ 'reason=unknown': 1 });
