@@ -60,7 +60,9 @@ const RewardListSchema = z.object({
 
 const WorkflowMetricsSchema = z.object({
   efficiency: EfficiencyRecordSchema,
-  reward: RewardRecordSchema.nullable().describe('null for a cancelled workflow: cancelled runs earn no reward.'),
+  reward: RewardRecordSchema.nullable().describe(
+    'null for a cancelled workflow or one rejected at its checkpoint: neither earns a reward (no agent result to score).',
+  ),
 });
 
 const RangeQuery = {
@@ -170,7 +172,7 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
         description:
           'Actions (closed vocabulary): commit 0.8, deploy 1.0, no_edits 0.6, revert −1.0, manual_fix −0.5, ' +
           'retry_different −0.3. The preference reward is the mean over every action recorded for the workflow. ' +
-          '409 while the workflow runs (NOT_TERMINAL) and for a cancelled workflow, which has no reward.',
+          '409 while the workflow runs (NOT_TERMINAL) and for a cancelled or checkpoint-rejected workflow, which has no reward.',
         params: IdParamsSchema,
         body: FeedbackSchema,
         response: {
@@ -179,7 +181,7 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
         },
         responseDescriptions: {
           200: 'The recomputed reward.',
-          409: 'The workflow has not ended (NOT_TERMINAL) or was cancelled and has no reward (CONFLICT).',
+          409: 'The workflow has not ended (NOT_TERMINAL), or was cancelled or rejected at its checkpoint and has no reward (CONFLICT).',
         },
       },
     },
@@ -195,7 +197,12 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
         (actions, current) => withFeedback(current, actions, new Date(at).toISOString()),
       );
       if (!reward) {
-        const why = workflow.status === 'cancelled' ? 'was cancelled' : 'has no reward record';
+        const why =
+          workflow.status === 'cancelled'
+            ? 'was cancelled'
+            : workflow.error?.code === 'CHECKPOINT_REJECTED'
+              ? 'was rejected at its checkpoint'
+              : 'has no reward record';
         throw new AppError('CONFLICT', `workflow ${id} ${why}: there is no reward to adjust`);
       }
       return { reward };

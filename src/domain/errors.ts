@@ -67,7 +67,8 @@ export const ERROR_CODES = {
   WORKFLOW_TIMEOUT: run({ status: 504, retryReason: 'timeout', outcome: 'timeout' }),
   MAX_TURNS_EXCEEDED: run({ reflectable: true }),
   INVALID_ACTION: run({ reflectable: true }),
-  CHECKPOINT_REJECTED: run({ status: 409 }),
+  // A person said no before the run: a review that blocked it (and, metrics/final.ts, no reward).
+  CHECKPOINT_REJECTED: run({ status: 409, outcome: 'review_blocked' }),
   LLM_CALL_LIMIT_EXCEEDED: run({ status: 409 }),
   // The tenant's real-money budget for the UTC day (TENANT_DAILY_BUDGET_USD) cannot pay for the call's
   // worst case: refused before it is sent. Neither retried nor reflected on (both would be calls).

@@ -6,7 +6,7 @@ import { rewardFor } from './rewards.js';
 
 /**
  * What the engine adds to a workflow's final change set (DESIGN §9): its efficiency record and,
- * unless it was cancelled, its reward — so both commit with the terminal state or not at all.
+ * unless it was cancelled or rejected at its checkpoint, its reward — so both commit with the terminal state or not at all.
  */
 
 /**
@@ -35,7 +35,10 @@ export function metricsChanges(input: SummarizeInput): {
 } {
   const tenant_id = input.workflow.tenantId;
   const record = summarizeRun(input);
-  const reward = rewardFor(record, [], { workflowStatus: input.workflow.status });
+  // A run rejected at its human checkpoint never started an agent: like a cancelled one, the
+  // decision says nothing of the agents, so it gets no reward and feeds no selection history.
+  const rejected = input.workflow.error?.code === 'CHECKPOINT_REJECTED';
+  const reward = rejected ? undefined : rewardFor(record, [], { workflowStatus: input.workflow.status });
   return {
     efficiency: [{ ...record, tenant_id }],
     rewards: reward ? [{ ...reward, tenant_id }] : [],

@@ -24,4 +24,17 @@ describe('final change-set helpers', () => {
     expect(cancelled.efficiency[0]?.outcome_reason).toBe('timeout_partial_work');
     expect(cancelled.rewards).toEqual([]);
   });
+
+  it('a workflow rejected at its checkpoint is review_blocked and gets no reward (no agent of it ran)', () => {
+    // Issue 18 item 2: it scored −1 and that reward fed the selection history of its agents.
+    const rejected = metricsChanges(
+      new RunBuilder(p('a'), {
+        status: 'failed',
+        error: { code: 'CHECKPOINT_REJECTED', message: 'rejected at the human checkpoint: no' },
+        task: { type: 'change', complexity: 'critical' },
+      }).input(),
+    );
+    expect(rejected.efficiency[0]).toMatchObject({ outcome: 'failure', outcome_reason: 'review_blocked' });
+    expect(rejected.rewards).toEqual([]);
+  });
 });
