@@ -360,6 +360,7 @@ export class Run implements RunView {
       reflections,
       endedAt,
       children: await this.childRecords(),
+      parallelAllowed: this.allocation?.parallel ?? true,
     });
     this.journal.addMetrics(metrics.efficiency, metrics.rewards);
   }

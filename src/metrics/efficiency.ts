@@ -7,8 +7,7 @@ import {
   type RetryReason,
 } from '../domain/metrics.js';
 import type { Complexity } from '../domain/task.js';
-import { COMPLEXITY_ALLOCATIONS } from '../routing/allocation.js';
-import { explainComplexity } from './complexity.js';
+import { classifyComplexity } from './complexity.js';
 import { decideOutcome, type ReviewVerdict, verdictOf } from './outcome.js';
 import { collectFacts, type RunFacts, type RunInput, round } from './run-facts.js';
 import { subtreeUsage } from './subtree.js';
@@ -117,6 +116,11 @@ export interface SummarizeInput extends RunInput {
   reviews?: readonly ReviewVerdict[];
   /** The efficiency records of the workflow's direct children, for the `subtree` roll-up. */
   children?: readonly EfficiencyRecord[];
+  /**
+   * False when the run's allocation ran parallel nodes one step at a time (a routed trivial or
+   * simple task): then a sequential parallel node is the rule, not a fault. Default true.
+   */
+  parallelAllowed?: boolean;
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -151,9 +155,8 @@ export function summarizeRun(input: SummarizeInput): EfficiencyRecord {
   const { workflow, nodes, endedAt } = input;
   const facts = collectFacts(input);
   const task = workflow.definition.task;
-  const { complexity, source } = explainComplexity(task, facts.prompts.size);
-  // Only a described task is routed (engine/allocation-of.ts): a bare tree keeps its parallelism.
-  const parallelAllowed = source === 'tree' || COMPLEXITY_ALLOCATIONS[complexity].parallel;
+  const complexity = classifyComplexity(task, facts.prompts.size);
+  const parallelAllowed = input.parallelAllowed ?? true;
   const startedAt = workflow.startedAt ?? workflow.createdAt;
   const wallTimeSeconds = round(Math.max(0, endedAt - startedAt) / 1000, 3);
   const ranPrompts = nodes.filter((n) => NODE_KINDS[n.type].callsModel && n.attempts > 0);

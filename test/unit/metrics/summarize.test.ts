@@ -172,10 +172,10 @@ describe('summarizeRun: efficiency factors', () => {
     const routed = new RunBuilder(par('fan', p('a'), p('b')), { task: { type: 't', complexity: 'simple' } })
       .step('a')
       .step('b');
-    expect(factors(routed)).not.toContain('sequential_when_parallel_possible');
-    // A bare tree (no task described) is not routed: its parallel node could have overlapped.
-    const bare = new RunBuilder(par('fan', p('a'), p('b'))).step('a').step('b');
-    expect(factors(bare)).toContain('sequential_when_parallel_possible');
+    const factorsOf = (parallelAllowed: boolean) =>
+      summarizeRun({ ...routed.input(), parallelAllowed }).efficiency_factors;
+    expect(factorsOf(false)).not.toContain('sequential_when_parallel_possible');
+    expect(factorsOf(true)).toContain('sequential_when_parallel_possible');
   });
 
   it('missing_context and unclear_requirements; no first_try_success on failure', () => {
