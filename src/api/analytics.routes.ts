@@ -9,8 +9,11 @@ import { errorResponses } from './schemas.js';
 /** Retrieval engagement per model (DESIGN §10): how models use the tools they are given. */
 
 const FiguresSchema = z.object({
-  runs: z.int().describe('Prompt runs with retrieval.'),
-  meanRetrievalCalls: z.number().describe('Mean retrieval calls per run (per task).'),
+  tasks: z.int().describe('Workflows (tasks) with at least one retrieval run: the seed counts engagement per task.'),
+  meanRetrievalCallsPerTask: z.number().describe('Retrieval calls per task (all its retrieval runs together).'),
+  meanStepsPerTask: z.number().describe('Model turns of retrieval runs per task.'),
+  runs: z.int().describe('Prompt runs with retrieval (a task may have several: prompts, attempts).'),
+  meanRetrievalCalls: z.number().describe('Mean retrieval calls per run: what the gap and the auto guard compare.'),
   meanSteps: z.number().describe('Mean model turns per run, a forced final answer included.'),
   loopExhaustedRate: z.number().describe('Share of runs that used every turn without finalizing.'),
   meanOutcomeReward: z.number().nullable().describe('Mean outcome reward of the runs’ workflows; null: none yet.'),

@@ -65,6 +65,9 @@ export interface EngagementSums {
   model: string;
   guarded: boolean;
   runs: number;
+  /** Workflows (tasks) with a run in this group, and with a run of this model in either group. */
+  tasks: number;
+  modelTasks: number;
   retrievalCalls: number;
   steps: number;
   loopExhausted: number;

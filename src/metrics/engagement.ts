@@ -10,6 +10,10 @@ import type { EngagementSums } from '../domain/tool-analytics.js';
 export const UNDER_ENGAGEMENT_GAP = -0.3;
 
 export interface EngagementFigures {
+  /** Workflows with a retrieval run: the seed's unit (retrievals per task). */
+  tasks: number;
+  meanRetrievalCallsPerTask: number;
+  meanStepsPerTask: number;
   runs: number;
   meanRetrievalCalls: number;
   meanSteps: number;
@@ -36,10 +40,11 @@ export interface EngagementReport {
   models: ModelEngagement[];
 }
 
-type Totals = Omit<EngagementSums, 'model' | 'guarded'>;
+type Totals = Omit<EngagementSums, 'model' | 'guarded' | 'modelTasks'>;
 
 const ZERO: Totals = {
   runs: 0,
+  tasks: 0,
   retrievalCalls: 0,
   steps: 0,
   loopExhausted: 0,
@@ -51,6 +56,7 @@ const ZERO: Totals = {
 function add(a: Totals, b: Totals): Totals {
   return {
     runs: a.runs + b.runs,
+    tasks: a.tasks + b.tasks,
     retrievalCalls: a.retrievalCalls + b.retrievalCalls,
     steps: a.steps + b.steps,
     loopExhausted: a.loopExhausted + b.loopExhausted,
@@ -64,6 +70,9 @@ const round = (value: number, digits = 4): number => Number(value.toFixed(digits
 
 function figures(t: Totals): EngagementFigures {
   return {
+    tasks: t.tasks,
+    meanRetrievalCallsPerTask: t.tasks === 0 ? 0 : round(t.retrievalCalls / t.tasks),
+    meanStepsPerTask: t.tasks === 0 ? 0 : round(t.steps / t.tasks),
     runs: t.runs,
     meanRetrievalCalls: round(t.retrievalCalls / t.runs),
     meanSteps: round(t.steps / t.runs),
@@ -78,7 +87,8 @@ function byModel(sums: readonly EngagementSums[]): Map<string, { all: Totals; gu
   const out = new Map<string, { all: Totals; guarded: Totals; unguarded: Totals }>();
   for (const row of sums) {
     const entry = out.get(row.model) ?? { all: ZERO, guarded: ZERO, unguarded: ZERO };
-    entry.all = add(entry.all, row);
+    // A task can have guarded and unguarded runs: the model's own count, not the groups' sum.
+    entry.all = { ...add(entry.all, row), tasks: row.modelTasks };
     if (row.guarded) entry.guarded = add(entry.guarded, row);
     else entry.unguarded = add(entry.unguarded, row);
     out.set(row.model, entry);

@@ -6,6 +6,8 @@ interface SumsRow {
   model: string;
   guarded: 0 | 1;
   runs: number;
+  tasks: number;
+  model_tasks: number;
   retrieval_calls: number;
   steps: number;
   loop_exhausted: number;
@@ -21,12 +23,15 @@ interface SumsRow {
 export function createSqliteEngagementStore(db: Db): EngagementStore {
   const query = (typed: boolean) =>
     db.prepare<unknown[], SumsRow>(
-      `SELECT r.model, (r.guard_min_calls IS NOT NULL) AS guarded, COUNT(*) AS runs,
+      `WITH runs AS (
+         SELECT * FROM retrieval_runs WHERE tenant_id = ? ${typed ? 'AND task_type = ?' : ''} AND at >= ? AND at < ?)
+       SELECT r.model, (r.guard_min_calls IS NOT NULL) AS guarded, COUNT(*) AS runs,
+              COUNT(DISTINCT r.workflow_id) AS tasks,
+              (SELECT COUNT(DISTINCT m.workflow_id) FROM runs m WHERE m.model = r.model) AS model_tasks,
               SUM(r.retrieval_calls) AS retrieval_calls, SUM(r.steps) AS steps,
               SUM(r.loop_exhausted) AS loop_exhausted, SUM(r.guard_interventions) AS guard_interventions,
               SUM(w.outcome_reward) AS outcome_reward, COUNT(w.outcome_reward) AS rewarded
-         FROM retrieval_runs r LEFT JOIN rewards w ON w.workflow_id = r.workflow_id AND w.tenant_id = r.tenant_id
-        WHERE r.tenant_id = ? ${typed ? 'AND r.task_type = ?' : ''} AND r.at >= ? AND r.at < ?
+         FROM runs r LEFT JOIN rewards w ON w.workflow_id = r.workflow_id AND w.tenant_id = r.tenant_id
         GROUP BY r.model, guarded`,
     );
   const all = query(false);
@@ -40,6 +45,8 @@ export function createSqliteEngagementStore(db: Db): EngagementStore {
         model: row.model,
         guarded: row.guarded === 1,
         runs: row.runs,
+        tasks: row.tasks,
+        modelTasks: row.model_tasks,
         retrievalCalls: row.retrieval_calls,
         steps: row.steps,
         loopExhausted: row.loop_exhausted,

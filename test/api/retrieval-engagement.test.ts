@@ -149,6 +149,34 @@ describe('retrieval engagement and the guard', () => {
     ]);
   });
 
+  it('counts per task first: a workflow with two retrieval prompts is one task of two runs', async () => {
+    app.fake.setDefault(policy);
+    const prompt = (name: string) => ({
+      type: 'prompt',
+      name,
+      agent: 'reader',
+      user: 'Task 3: which cities does the Danube pass?',
+      retrieval: { corpus: 'rivers', mode: 'json-actions' },
+    });
+    const res = await app.t.app.inject({
+      method: 'POST',
+      url: '/v1/workflows',
+      payload: {
+        name: 'twice',
+        task: { type: 'twice' },
+        agents: { reader: { model: 'openai/gpt-eager' } },
+        root: { type: 'sequence', name: 'main', steps: [prompt('first'), prompt('second')] },
+        options: { cache: false },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    expect((await waitForStatus(app.t.app, res.json().id)).status).toBe('completed');
+    const { eager } = await analytics('taskType=twice');
+    // gpt-eager retrieves 3 times on task 3, in each prompt: 6 per task, 3 per run.
+    expect(eager).toMatchObject({ tasks: 1, meanRetrievalCallsPerTask: 6, runs: 2, meanRetrievalCalls: 3 });
+    expect(Object.keys(eager).slice(0, 4)).toEqual(['model', 'tasks', 'meanRetrievalCallsPerTask', 'meanStepsPerTask']);
+  });
+
   it('validates its query; a task type without runs has no models', async () => {
     expect((await app.t.app.inject({ url: '/v1/analytics/retrieval?from=yesterday' })).statusCode).toBe(400);
     expect((await app.t.app.inject({ url: '/v1/analytics/retrieval?task_type=x' })).statusCode).toBe(400);

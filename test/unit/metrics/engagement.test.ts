@@ -14,6 +14,8 @@ const sums = (
   runs,
   retrievalCalls,
   steps: retrievalCalls + runs,
+  tasks: runs,
+  modelTasks: runs,
   loopExhausted: 0,
   guardInterventions: 0,
   outcomeReward: 0,
@@ -53,6 +55,19 @@ describe('engagement report (DESIGN §10)', () => {
     });
     expect(a?.withoutGuard).toMatchObject({ runs: 2, meanRetrievalCalls: 1 });
     expect(report.models.find((m) => m.model === 'b')).toMatchObject({ loopExhaustedRate: 0.5, withGuard: null });
+  });
+
+  it('reports per task first (the seed counts retrievals per task), then per run', () => {
+    // Issue 18 item 2: a task (workflow) with two retrieval prompts is one task of two runs.
+    const report = engagementReport([
+      sums('a', 4, 6, { tasks: 2, modelTasks: 3 }),
+      sums('a', 2, 2, { guarded: true, tasks: 1, modelTasks: 3 }),
+    ]);
+    const a = report.models[0];
+    expect(Object.keys(a ?? {}).slice(1, 4)).toEqual(['tasks', 'meanRetrievalCallsPerTask', 'meanStepsPerTask']);
+    expect(a).toMatchObject({ tasks: 3, meanRetrievalCallsPerTask: 2.6667, runs: 6, meanRetrievalCalls: 1.3333 });
+    expect(a?.withoutGuard).toMatchObject({ tasks: 2, meanRetrievalCallsPerTask: 3, meanStepsPerTask: 5 });
+    expect(a?.withGuard).toMatchObject({ tasks: 1, meanRetrievalCallsPerTask: 2 });
   });
 
   it('has no gap without a reference that retrieved', () => {
