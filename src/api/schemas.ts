@@ -78,6 +78,7 @@ export interface NodeView {
   output: unknown;
   error: { code: string; message: string; details?: Record<string, unknown> } | null;
   childWorkflowId: string | null;
+  spawnedWorkflowId: string | null;
   cacheKeys: string[];
   children: NodeView[];
 }
@@ -96,8 +97,17 @@ export const NodeViewSchema: z.ZodType<NodeView> = z.lazy(() =>
     output: z.unknown(),
     error: NullableErrorSchema,
     childWorkflowId: z.string().nullable(),
+    spawnedWorkflowId: z
+      .string()
+      .nullable()
+      .describe('Set on the root node of a child workflow a model spawned (request_spawn_workflow): its workflow id.'),
     cacheKeys: z.array(z.string()).describe('Response-cache keys of this node’s model calls (GET /v1/cache/{key}).'),
-    children: z.array(NodeViewSchema).describe("A workflow node's child holds the child workflow's root node."),
+    children: z
+      .array(NodeViewSchema)
+      .describe(
+        "A workflow node's children end with the child workflow's root node; a node that spawned child " +
+          'workflows lists their root nodes after its own children.',
+      ),
   }),
 );
 

@@ -46,13 +46,25 @@ export function toWorkflowSummary(w: WorkflowRecord): WorkflowSummary {
   };
 }
 
+/** The root NodeViews of a workflow's child workflows, as loadTree (workflows.routes.ts) finds them. */
+export interface ChildTrees {
+  /** By child workflow id: the child a `workflow` node started, shown inline under it. */
+  declared: ReadonlyMap<string, NodeView>;
+  /** By the id of the node whose tool call spawned them: children a model started, oldest first. */
+  spawned: ReadonlyMap<string, readonly NodeView[]>;
+}
+
+export const NO_CHILD_TREES: ChildTrees = { declared: new Map(), spawned: new Map() };
+
 /**
- * Builds the nested node tree from the flat rows (parentId + position). `childTrees` maps a child
- * workflow id to that workflow's root NodeView, so a `workflow` node shows its child run inline.
+ * Builds the nested node tree from the flat rows (parentId + position). A `workflow` node shows its
+ * child run inline, a node that spawned children shows theirs after its own children; the root of a
+ * spawned child's tree carries `spawnedWorkflowId` (the id given here).
  */
 export function buildNodeTree(
   nodes: readonly NodeRecord[],
-  childTrees: ReadonlyMap<string, NodeView>,
+  childTrees: ChildTrees = NO_CHILD_TREES,
+  spawnedWorkflowId: string | null = null,
 ): NodeView | null {
   const byParent = new Map<string | null, NodeRecord[]>();
   for (const node of nodes) {
@@ -64,8 +76,9 @@ export function buildNodeTree(
 
   const toView = (node: NodeRecord): NodeView => {
     const children = (byParent.get(node.id) ?? []).map(toView);
-    const child = node.childWorkflowId === null ? undefined : childTrees.get(node.childWorkflowId);
+    const child = node.childWorkflowId === null ? undefined : childTrees.declared.get(node.childWorkflowId);
     if (child) children.push(child);
+    children.push(...(childTrees.spawned.get(node.id) ?? []));
     return {
       id: node.id,
       name: node.name,
@@ -78,19 +91,20 @@ export function buildNodeTree(
       output: node.output ?? null,
       error: node.error,
       childWorkflowId: node.childWorkflowId,
+      spawnedWorkflowId: null,
       cacheKeys: node.cacheKeys,
       children,
     };
   };
 
   const root = byParent.get(null)?.[0];
-  return root ? toView(root) : null;
+  return root ? { ...toView(root), spawnedWorkflowId } : null;
 }
 
 export function toWorkflowView(
   workflow: WorkflowRecord,
   nodes: readonly NodeRecord[],
-  childTrees: ReadonlyMap<string, NodeView>,
+  childTrees: ChildTrees,
   totals: Totals,
 ): WorkflowView {
   return {
@@ -125,7 +139,10 @@ function terminalSafe(text: string): string {
 export function renderTreeText(view: Pick<WorkflowView, 'name' | 'status' | 'tree'>): string {
   const lines = [`${STATUS_SYMBOL[view.status]} ${terminalSafe(view.name)} [${view.status}]`];
   const walk = (node: NodeView, depth: number): void => {
-    lines.push(`${'  '.repeat(depth)}${STATUS_SYMBOL[node.status]} ${terminalSafe(node.name)} [${node.status}]`);
+    const spawned = node.spawnedWorkflowId === null ? '' : ' (spawned)';
+    lines.push(
+      `${'  '.repeat(depth)}${STATUS_SYMBOL[node.status]} ${terminalSafe(node.name)} [${node.status}]${spawned}`,
+    );
     for (const child of node.children) walk(child, depth + 1);
   };
   if (view.tree) walk(view.tree, 1);

@@ -7,7 +7,7 @@ import { canonicalJson } from '../domain/canonical-json.js';
 import { WorkflowDefinitionSchema } from '../domain/definition.js';
 import { AppError, NotFoundError } from '../domain/errors.js';
 import type { WorkflowStore } from '../domain/ports.js';
-import type { WorkflowRecord } from '../domain/records.js';
+import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import { isTerminal } from '../domain/status.js';
 import { asQueryError } from './error-handler.js';
 import {
@@ -22,7 +22,14 @@ import {
   WorkflowViewSchema,
 } from './schemas.js';
 import { liveDuration, toTotals, usageTotals } from './usage-totals.js';
-import { buildNodeTree, renderTreeText, toWorkflowSummary, toWorkflowView, workflowLinks } from './workflow-view.js';
+import {
+  buildNodeTree,
+  type ChildTrees,
+  renderTreeText,
+  toWorkflowSummary,
+  toWorkflowView,
+  workflowLinks,
+} from './workflow-view.js';
 
 const IdempotencyHeadersSchema = z.looseObject({
   'idempotency-key': z
@@ -44,28 +51,40 @@ const TreeJsonSchema = z.object({
 });
 
 /**
- * Loads the node rows of a workflow and, recursively, the root NodeView of every child workflow
- * its `workflow` nodes started. `seen` guards against a corrupt parent/child loop.
+ * Loads the node rows of a workflow and, recursively, the root NodeView of every child workflow:
+ * one a `workflow` node started (inline under that node) and one a model spawned (under the node
+ * whose tool call spawned it, marked with its workflow id). `seen` guards against a corrupt
+ * parent/child loop and collects the subtree whose figures count "with children".
  */
 async function loadTree(
   store: WorkflowStore,
   workflowId: string,
   seen: Set<string> = new Set(),
-): Promise<{ nodes: Awaited<ReturnType<WorkflowStore['nodes']>>; childTrees: Map<string, NodeView> }> {
+): Promise<{ nodes: NodeRecord[]; childTrees: ChildTrees }> {
   seen.add(workflowId);
-  const nodes = await store.nodes(workflowId);
-  const childTrees = new Map<string, NodeView>();
-  const childIds = nodes.flatMap((n) =>
-    n.childWorkflowId !== null && !seen.has(n.childWorkflowId) ? [n.childWorkflowId] : [],
+  const [nodes, children] = await Promise.all([store.nodes(workflowId), store.children(workflowId)]);
+  const declared = new Set(nodes.flatMap((n) => (n.childWorkflowId === null ? [] : [n.childWorkflowId])));
+  const declaredTrees = new Map<string, NodeView>();
+  const spawnedTrees = new Map<string, NodeView[]>();
+  const subtrees = await Promise.all(
+    children
+      .filter((child) => !seen.has(child.id))
+      .map(async (child) => {
+        const sub = await loadTree(store, child.id, seen);
+        const spawned = !declared.has(child.id);
+        return { child, spawned, tree: buildNodeTree(sub.nodes, sub.childTrees, spawned ? child.id : null) };
+      }),
   );
-  await Promise.all(
-    childIds.map(async (childId) => {
-      const sub = await loadTree(store, childId, seen);
-      const tree = buildNodeTree(sub.nodes, sub.childTrees);
-      if (tree) childTrees.set(childId, tree);
-    }),
-  );
-  return { nodes, childTrees };
+  for (const { child, spawned, tree } of subtrees) {
+    if (!tree) continue;
+    if (!spawned) declaredTrees.set(child.id, tree);
+    else if (child.parentNodeId !== null) {
+      const under = spawnedTrees.get(child.parentNodeId) ?? [];
+      under.push(tree);
+      spawnedTrees.set(child.parentNodeId, under);
+    }
+  }
+  return { nodes, childTrees: { declared: declaredTrees, spawned: spawnedTrees } };
 }
 
 /** The workflow with its node tree (child workflows inline) and its totals, own and with children. */

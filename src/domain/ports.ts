@@ -230,6 +230,8 @@ export interface WorkflowStore {
   treeCounts(workflowId: string, rootWorkflowId: string): Promise<{ children: number; descendants: number }>;
   /** Child workflows of a parent that are not terminal (a resumed run waits for its spawned ones). */
   unfinishedChildren(parentWorkflowId: string): Promise<WorkflowRecord[]>;
+  /** Every child workflow of a parent, declared (`workflow` nodes) or spawned by a model, oldest first. */
+  children(parentWorkflowId: string): Promise<WorkflowRecord[]>;
   /** Unscoped (callers check the tenant through `get`): a workflow's reflection history, oldest first. */
   reflections(workflowId: string): Promise<ReflectionEntry[]>;
 }

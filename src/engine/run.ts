@@ -365,10 +365,15 @@ export class Run implements RunView {
     this.journal.addMetrics(metrics.efficiency, metrics.rewards);
   }
 
-  /** The efficiency records of the child workflows this run started (committed before it ends). */
+  /**
+   * The efficiency records of every child workflow of this run, declared or spawned by a model (both
+   * end before it, so their records are committed): the `subtree` roll-up counts each descendant once.
+   */
   private async childRecords(): Promise<EfficiencyRecord[]> {
-    const ids = [...this.nodes.values()].flatMap((n) => (n.childWorkflowId === null ? [] : [n.childWorkflowId]));
-    const records = await Promise.all(ids.map((id) => this.services.metrics.efficiency(this.workflow.tenantId, id)));
+    const children = await this.services.store.children(this.workflow.id);
+    const records = await Promise.all(
+      children.map((child) => this.services.metrics.efficiency(this.workflow.tenantId, child.id)),
+    );
     return records.filter((r): r is EfficiencyRecord => r !== undefined);
   }
 

@@ -177,6 +177,10 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
      WHERE parent_workflow_id = ? AND status IN ('idle', 'running') ORDER BY id`,
   );
 
+  const selectChildren = db.prepare<[string], WorkflowRow>(
+    `SELECT ${WORKFLOW_READ_COLUMNS} FROM workflows WHERE parent_workflow_id = ? ORDER BY id`,
+  );
+
   const selectDefinition = db.prepare<[string], string>('SELECT definition FROM workflows WHERE id = ?').pluck();
   // A workflow's definition never changes once stored: parsed once (or taken as submitted), then
   // served from here to every read, instead of JSON.parse + zod on each GET and resume.
@@ -344,6 +348,10 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
 
     async unfinishedChildren(parentWorkflowId) {
       return selectUnfinishedChildren.all(parentWorkflowId).map(toRecord);
+    },
+
+    async children(parentWorkflowId) {
+      return selectChildren.all(parentWorkflowId).map(toRecord);
     },
 
     async reflections(workflowId) {

@@ -26,6 +26,7 @@ function node(name: string, children: NodeView[] = []): NodeView {
     output: null,
     error: null,
     childWorkflowId: null,
+    spawnedWorkflowId: null,
     cacheKeys: [],
     children,
   };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { quickStartExample } from '../../src/api/examples.js';
 import type { Totals } from '../../src/api/usage-totals.js';
-import { buildNodeTree, renderTreeText, toWorkflowView } from '../../src/api/workflow-view.js';
+import { buildNodeTree, NO_CHILD_TREES, renderTreeText, toWorkflowView } from '../../src/api/workflow-view.js';
 import type { NodeRecord, WorkflowRecord } from '../../src/domain/records.js';
 
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);
@@ -60,7 +60,7 @@ describe('toWorkflowView', () => {
       node('root', null, 0, { type: 'sequence', status: 'running', endedAt: null }),
       node('a', 'root', 0),
     ];
-    const view = toWorkflowView(workflow(), nodes, new Map(), totals);
+    const view = toWorkflowView(workflow(), nodes, NO_CHILD_TREES, totals);
     expect(view.tree?.children.map((c) => c.name)).toEqual(['a', 'b']);
     expect(view.createdAt).toBe('2025-01-02T03:04:05.000Z');
     expect(view.endedAt).toBeNull();
@@ -71,10 +71,7 @@ describe('toWorkflowView', () => {
   });
 
   it("nests a child workflow's root under its workflow node", () => {
-    const child = buildNodeTree(
-      [node('c-root', null, 0, { name: 'inner', workflowId: 'wf_2', status: 'failed' })],
-      new Map(),
-    );
+    const child = buildNodeTree([node('c-root', null, 0, { name: 'inner', workflowId: 'wf_2', status: 'failed' })]);
     const nodes = [
       node('root', null, 0, { type: 'sequence', name: 'main' }),
       node('sub', 'root', 0, { type: 'workflow', childWorkflowId: 'wf_2', status: 'failed' }),
@@ -82,7 +79,7 @@ describe('toWorkflowView', () => {
     const view = toWorkflowView(
       workflow({ status: 'failed' }),
       nodes,
-      new Map([['wf_2', child as NonNullable<typeof child>]]),
+      { declared: new Map([['wf_2', child as NonNullable<typeof child>]]), spawned: new Map() },
       totals,
     );
     expect(renderTreeText(view)).toBe(
@@ -96,8 +93,35 @@ describe('toWorkflowView', () => {
       node('i', 'root', 0, { status: 'idle' }),
       node('c', 'root', 1, { status: 'cancelled' }),
     ];
-    expect(renderTreeText(toWorkflowView(workflow(), nodes, new Map(), totals))).toBe(
+    expect(renderTreeText(toWorkflowView(workflow(), nodes, NO_CHILD_TREES, totals))).toBe(
       ['◐ review-pr [running]', '  ◐ root [running]', '    ○ i [idle]', '    ⊘ c [cancelled]', ''].join('\n'),
+    );
+  });
+
+  it('lists spawned child workflows under the node that spawned them, marked spawned', () => {
+    // Issue 18 item 1: spawned children were missing from the tree (only `workflow` nodes were followed).
+    const spawned = buildNodeTree(
+      [node('s-root', null, 0, { name: 'helper', workflowId: 'wf_3' })],
+      NO_CHILD_TREES,
+      'wf_3',
+    );
+    const nodes = [node('root', null, 0, { type: 'sequence', name: 'main' }), node('ask', 'root', 0)];
+    const view = toWorkflowView(
+      workflow(),
+      nodes,
+      { declared: new Map(), spawned: new Map([['ask', [spawned as NonNullable<typeof spawned>]]]) },
+      totals,
+    );
+    expect(view.tree?.children[0]?.children[0]).toMatchObject({ name: 'helper', spawnedWorkflowId: 'wf_3' });
+    expect(view.tree?.spawnedWorkflowId).toBeNull();
+    expect(renderTreeText(view)).toBe(
+      [
+        '◐ review-pr [running]',
+        '  ✓ main [completed]',
+        '    ✓ ask [completed]',
+        '      ✓ helper [completed] (spawned)',
+        '',
+      ].join('\n'),
     );
   });
 });
