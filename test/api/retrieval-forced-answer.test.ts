@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useOpenAiTestApp, waitForStatus } from '../helpers/build-app.js';
-import { seedCorpus } from '../helpers/corpus-fixture.js';
+import { riversWorkflow, seedCorpus } from '../helpers/corpus-fixture.js';
 import type { RecordedRequest } from '../helpers/fake-anthropic.js';
 import { chatText } from '../helpers/fake-openai.js';
 
@@ -21,18 +21,7 @@ describe('json-actions: the forced final answer', () => {
     const res = await app.t.app.inject({
       method: 'POST',
       url: '/v1/workflows',
-      payload: {
-        name: 'rivers',
-        agents: { reader: { model: 'openai/gpt-reader' } },
-        root: {
-          type: 'prompt',
-          name: 'answer',
-          agent: 'reader',
-          user: 'Which cities does the Danube pass?',
-          retrieval: { corpus: 'rivers', mode: 'json-actions', maxSteps: 2 },
-        },
-        options: { cache: false },
-      },
+      payload: riversWorkflow('openai/gpt-reader', { mode: 'json-actions', maxSteps: 2 }),
     });
     expect(res.statusCode, res.body).toBe(202);
     const done = await waitForStatus(app.t.app, res.json().id);

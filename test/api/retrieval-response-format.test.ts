@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useOpenAiTestApp, waitForStatus } from '../helpers/build-app.js';
-import { seedCorpus } from '../helpers/corpus-fixture.js';
+import { riversWorkflow, seedCorpus } from '../helpers/corpus-fixture.js';
 import { chatText } from '../helpers/fake-openai.js';
 
 /**
@@ -16,19 +16,7 @@ const SCHEMA = {
 };
 
 function definition(prompt: Record<string, unknown>) {
-  return {
-    name: 'rivers',
-    agents: { reader: { model: 'openai/gpt-reader' } },
-    root: {
-      type: 'prompt',
-      name: 'answer',
-      agent: 'reader',
-      user: 'Which cities does the Danube pass?',
-      retrieval: { corpus: 'rivers', mode: 'json-actions', maxSteps: 3 },
-      ...prompt,
-    },
-    options: { cache: false },
-  };
+  return riversWorkflow('openai/gpt-reader', { mode: 'json-actions', maxSteps: 3 }, prompt);
 }
 
 describe('retrieval prompts: maxTurns and responseFormat', () => {

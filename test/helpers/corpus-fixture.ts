@@ -54,3 +54,27 @@ export async function seedCorpus(
   if (added.statusCode !== 201) throw new Error(`adding documents answered ${added.statusCode}: ${added.body}`);
   return id;
 }
+
+/**
+ * A workflow of one retrieval prompt over the `rivers` corpus ("Which cities does the Danube
+ * pass?"), agent `reader` on `model`; `prompt` adds to (or overrides) the prompt node.
+ */
+export function riversWorkflow(
+  model: string,
+  retrieval: Record<string, unknown>,
+  prompt: Record<string, unknown> = {},
+) {
+  return {
+    name: 'rivers',
+    agents: { reader: { model } },
+    root: {
+      type: 'prompt',
+      name: 'answer',
+      agent: 'reader',
+      user: 'Which cities does the Danube pass?',
+      retrieval: { corpus: 'rivers', ...retrieval },
+      ...prompt,
+    },
+    options: { cache: false },
+  };
+}

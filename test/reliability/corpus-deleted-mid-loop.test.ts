@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging/logger.js';
 import { useOpenAiTestApp, waitForStatus } from '../helpers/build-app.js';
-import { seedCorpus } from '../helpers/corpus-fixture.js';
+import { riversWorkflow, seedCorpus } from '../helpers/corpus-fixture.js';
 import type { RecordedRequest } from '../helpers/fake-anthropic.js';
 import { chatText, chatToolCall } from '../helpers/fake-openai.js';
 
@@ -35,18 +35,7 @@ describe('a corpus deleted in the middle of a retrieval loop', () => {
     const res = await app.t.app.inject({
       method: 'POST',
       url: '/v1/workflows',
-      payload: {
-        name: 'rivers',
-        agents: { reader: { model: 'openai/gpt-reader' } },
-        root: {
-          type: 'prompt',
-          name: 'answer',
-          agent: 'reader',
-          user: 'Which cities does the Danube pass?',
-          retrieval: { corpus: 'rivers', mode: 'tools', maxSteps: 4 },
-        },
-        options: { cache: false },
-      },
+      payload: riversWorkflow('openai/gpt-reader', { mode: 'tools', maxSteps: 4 }),
     });
     expect(res.statusCode, res.body).toBe(202);
     const done = await waitForStatus(app.t.app, res.json().id);
