@@ -7,13 +7,14 @@
  * cacheHit, workflowEnd), a guardrail span, two tool calls, its efficiency record and reward. The
  * roll-up triggers run inside that commit. B is the same commit on a file where the triggers were
  * dropped. A and B alternate for ROUNDS rounds on files that already hold HISTORY workflows; the
- * medians are reported, per commit, with their difference and ratio.
+ * medians are reported, per commit, with their difference and ratio. The same for a step commit
+ * before it (one event and one tool call, no record): what the roll-ups cost a workflow's other commits.
  *
  * Env: BENCH_ROLLUPS_COMMITS (default 1000), BENCH_ROLLUPS_ROUNDS (default 7),
  * BENCH_ROLLUPS_HISTORY (default 5000); BENCH_ROLLUPS_DROP=trigger,… drops those triggers on A too,
  * to see what each one costs.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -201,6 +202,7 @@ function open(dir: string, name: string, rollups: boolean): Side {
   const path = join(dir, `${name}.db`);
   writeUsageHistory({ dbPath: path, tenantId: TENANT, calls: HISTORY * 2, days: 30, now: Date.now() });
   const db = openDatabase(path, { synchronous: 'NORMAL' });
+  db.pragma('wal_autocheckpoint = 0');
   const dropped = rollups ? (process.env.BENCH_ROLLUPS_DROP?.split(',').filter(Boolean) ?? []) : TRIGGERS;
   for (const trigger of dropped) db.exec(`DROP TRIGGER ${trigger}`);
   return { db, store: createSqliteWorkflowStore(db, createGroupCommitter(db)) };
@@ -211,16 +213,48 @@ function open(dir: string, name: string, rollups: boolean): Side {
  * commit is synchronous work on the event loop; synchronous=NORMAL does not fsync a WAL commit), so
  * other processes on a shared machine move it less than wall time; wall time is reported beside it.
  */
-async function round(side: Side): Promise<{ cpu: number; wall: number }> {
-  const running = Array.from({ length: COMMITS }, workflow);
-  for (const w of running) await side.store.create({ workflow: w, nodes: [] });
+/**
+ * As the service runs (store/checkpointer.ts): no checkpoint folded into a commit, the WAL copied
+ * back elsewhere. What that copy will cost is the WAL the commits wrote, reported per commit.
+ */
+async function timedCommits(side: Side, changes: ChangeSet[]): Promise<Timing> {
   side.db.pragma('wal_checkpoint(TRUNCATE)');
   const cpu = process.cpuUsage();
   const started = performance.now();
-  for (const [i, w] of running.entries()) await side.store.commit(finalCommit(w, i));
-  const wall = (performance.now() - started) / COMMITS;
+  for (const c of changes) await side.store.commit(c);
+  const wall = (performance.now() - started) / changes.length;
   const used = process.cpuUsage(cpu);
-  return { cpu: (used.user + used.system) / 1000 / COMMITS, wall };
+  const walBytes = statSync(`${side.db.name}-wal`).size / changes.length;
+  return { cpu: (used.user + used.system) / 1000 / changes.length, wall, walBytes };
+}
+
+interface Timing {
+  cpu: number;
+  wall: number;
+  walBytes: number;
+}
+
+interface Round {
+  final: Timing;
+  step: Timing;
+}
+
+/** A step commit of each workflow (its first prompt's events and tool call), then its final commit. */
+async function round(side: Side): Promise<Round> {
+  const running = Array.from({ length: COMMITS }, workflow);
+  for (const w of running) await side.store.create({ workflow: w, nodes: [] });
+  const step = await timedCommits(
+    side,
+    running.map((w, i) => {
+      const { events, toolCalls } = finalCommit(w, i);
+      return { events: events?.slice(0, 1).map((e) => ({ ...e, seq: 0 })), toolCalls: toolCalls?.slice(0, 1) };
+    }),
+  );
+  const final = await timedCommits(
+    side,
+    running.map((w, i) => finalCommit(w, i)),
+  );
+  return { final, step };
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
@@ -231,30 +265,44 @@ try {
   const without = open(dir, 'b', false);
   await round(withRollups);
   await round(without);
-  const a: Array<{ cpu: number; wall: number }> = [];
-  const b: Array<{ cpu: number; wall: number }> = [];
+  const a: Round[] = [];
+  const b: Round[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     a.push(await round(withRollups));
     b.push(await round(without));
   }
-  const [ma, mb] = [median(a.map((x) => x.cpu)), median(b.map((x) => x.cpu))];
-  const [wa, wb] = [median(a.map((x) => x.wall)), median(b.map((x) => x.wall))];
-  const sumA = withRollups.db
+  const figures = (kind: keyof Round) => {
+    const [ca, cb] = [median(a.map((x) => x[kind].cpu)), median(b.map((x) => x[kind].cpu))];
+    const [wa, wb] = [median(a.map((x) => x[kind].wall)), median(b.map((x) => x[kind].wall))];
+    return {
+      cpu_ms_per_commit: { with_rollups: +ca.toFixed(4), without: +cb.toFixed(4) },
+      added_cpu_ms_per_commit: +(ca - cb).toFixed(4),
+      ratio: +(ca / cb).toFixed(3),
+      wall_ms_per_commit: { with_rollups: +wa.toFixed(4), without: +wb.toFixed(4), ratio: +(wa / wb).toFixed(3) },
+      wal_bytes_per_commit: {
+        with_rollups: Math.round(median(a.map((x) => x[kind].walBytes))),
+        without: Math.round(median(b.map((x) => x[kind].walBytes))),
+      },
+      rounds_cpu_a: a.map((x) => +x[kind].cpu.toFixed(4)),
+      rounds_cpu_b: b.map((x) => +x[kind].cpu.toFixed(4)),
+    };
+  };
+  const rolled = withRollups.db
     .prepare('SELECT sum(tasks) AS tasks FROM usage_rollup WHERE tenant_id = ? AND grain = 1')
     .get(TENANT);
   console.log(
-    JSON.stringify({
-      commits_per_round: COMMITS,
-      rounds: ROUNDS,
-      history_workflows: HISTORY,
-      cpu_ms_per_commit: { with_rollups: +ma.toFixed(4), without: +mb.toFixed(4) },
-      added_cpu_ms_per_commit: +(ma - mb).toFixed(4),
-      ratio: +(ma / mb).toFixed(3),
-      wall_ms_per_commit: { with_rollups: +wa.toFixed(4), without: +wb.toFixed(4), ratio: +(wa / wb).toFixed(3) },
-      rounds_cpu_a: a.map((x) => +x.cpu.toFixed(4)),
-      rounds_cpu_b: b.map((x) => +x.cpu.toFixed(4)),
-      rolled_up_tasks: sumA,
-    }),
+    JSON.stringify(
+      {
+        commits_per_round: COMMITS,
+        rounds: ROUNDS,
+        history_workflows: HISTORY,
+        final_commit: figures('final'),
+        step_commit: figures('step'),
+        rolled_up_tasks: rolled,
+      },
+      null,
+      1,
+    ),
   );
   withRollups.db.close();
   without.db.close();

@@ -67,17 +67,22 @@ CREATE TABLE usage_latency_rollup (
 ) WITHOUT ROWID;
 
 -- Inputs: inserting a row here adds it (sign 1) to the roll-ups or takes it back out (sign -1).
+-- Each statement reads its JSON once and then joins the two grains (CROSS JOIN fixes that order;
+-- LIMIT 1 keeps a subquery from being flattened into the join and evaluated once per grain): the
+-- other way round every extraction ran twice.
+-- Journal elements are read by path into the whole array (`NEW.events ->> ('$[' || ev.key || ']…')`),
+-- not through json_each's `value`: SQLite parses the array once per statement and caches it, where
+-- each `value` would be serialised and parsed again (a third less work per commit).
 CREATE VIEW usage_journal_input (sign, tenant_id, ended_at, events, spans) AS
 SELECT 0, '', 0, NULL, NULL WHERE 0;
 
 CREATE TRIGGER usage_journal_input INSTEAD OF INSERT ON usage_journal_input BEGIN
   INSERT INTO usage_rollup (tenant_id, grain, period, guard_checks, guard_passed)
   SELECT NEW.tenant_id, g.grain, NEW.ended_at / g.ms, NEW.sign * x.checks, NEW.sign * x.passed
-    FROM (SELECT count(*) AS checks, coalesce(sum(s.value ->> '$[8].triggered' = 0), 0) AS passed
+    FROM (SELECT count(*) AS checks, coalesce(sum(NEW.spans ->> ('$[' || s.key || '][8].triggered') = 0), 0) AS passed
             FROM json_each(NEW.spans) s
            WHERE instr(NEW.spans, '"guardrail_span"') > 0
-             AND json_array_length(s.value) = 9 AND s.value ->> '$[3]' = 'guardrail_span') x,
-         usage_rollup_grains g
+             AND json_array_length(NEW.spans, '$[' || s.key || ']') = 9 AND NEW.spans ->> ('$[' || s.key || '][3]') = 'guardrail_span') x CROSS JOIN usage_rollup_grains g
    WHERE x.checks > 0
   ON CONFLICT DO UPDATE SET guard_checks = guard_checks + excluded.guard_checks,
     guard_passed = guard_passed + excluded.guard_passed;
@@ -86,14 +91,13 @@ CREATE TRIGGER usage_journal_input INSTEAD OF INSERT ON usage_journal_input BEGI
   SELECT NEW.tenant_id, g.grain, NEW.ended_at / g.ms, NEW.sign * x.hits, NEW.sign * x.tokens, NEW.sign * x.cost,
          NEW.sign * x.simulated_cost
     FROM (SELECT count(*) AS hits,
-                 coalesce(sum(coalesce(ev.value ->> '$[4].tokenUsage.inputTokens', 0)
-                            + coalesce(ev.value ->> '$[4].tokenUsage.outputTokens', 0)), 0) AS tokens,
-                 coalesce(sum(CASE WHEN ev.value ->> '$[4].simulated' IS 1 THEN 0 ELSE ev.value ->> '$[4].costSavedUsd' END), 0) AS cost,
-                 coalesce(sum(CASE WHEN ev.value ->> '$[4].simulated' IS 1 THEN ev.value ->> '$[4].costSavedUsd' ELSE 0 END), 0)
+                 coalesce(sum(coalesce(NEW.events ->> ('$[' || ev.key || '][4].tokenUsage.inputTokens'), 0)
+                            + coalesce(NEW.events ->> ('$[' || ev.key || '][4].tokenUsage.outputTokens'), 0)), 0) AS tokens,
+                 coalesce(sum(CASE WHEN NEW.events ->> ('$[' || ev.key || '][4].simulated') IS 1 THEN 0 ELSE NEW.events ->> ('$[' || ev.key || '][4].costSavedUsd') END), 0) AS cost,
+                 coalesce(sum(CASE WHEN NEW.events ->> ('$[' || ev.key || '][4].simulated') IS 1 THEN NEW.events ->> ('$[' || ev.key || '][4].costSavedUsd') ELSE 0 END), 0)
                    AS simulated_cost
             FROM json_each(NEW.events) ev
-           WHERE instr(NEW.events, '"cacheHit"') > 0 AND ev.value ->> '$[3]' = 'cacheHit') x,
-         usage_rollup_grains g
+           WHERE instr(NEW.events, '"cacheHit"') > 0 AND NEW.events ->> ('$[' || ev.key || '][3]') = 'cacheHit') x CROSS JOIN usage_rollup_grains g
    WHERE x.hits > 0
   ON CONFLICT DO UPDATE SET cache_hits = cache_hits + excluded.cache_hits,
     cache_tokens = cache_tokens + excluded.cache_tokens, cache_cost_usd = cache_cost_usd + excluded.cache_cost_usd,
@@ -101,22 +105,20 @@ CREATE TRIGGER usage_journal_input INSTEAD OF INSERT ON usage_journal_input BEGI
 
   INSERT INTO usage_model_rollup (tenant_id, grain, period, model, ended, failed)
   SELECT NEW.tenant_id, g.grain, NEW.ended_at / g.ms, x.model, NEW.sign * x.ended, NEW.sign * x.failed
-    FROM (SELECT ev.value ->> '$[4].model' AS model, count(*) AS ended,
-                 sum((ev.value -> '$[4].error') IS NOT NULL) AS failed
+    FROM (SELECT NEW.events ->> ('$[' || ev.key || '][4].model') AS model, count(*) AS ended,
+                 sum((NEW.events -> ('$[' || ev.key || '][4].error')) IS NOT NULL) AS failed
             FROM json_each(NEW.events) ev
-           WHERE instr(NEW.events, '"agentPromptEnd"') > 0 AND ev.value ->> '$[3]' = 'agentPromptEnd' GROUP BY 1) x,
-         usage_rollup_grains g
+           WHERE instr(NEW.events, '"agentPromptEnd"') > 0 AND NEW.events ->> ('$[' || ev.key || '][3]') = 'agentPromptEnd' GROUP BY 1) x CROSS JOIN usage_rollup_grains g
    WHERE x.model IS NOT NULL
   ON CONFLICT DO UPDATE SET ended = ended + excluded.ended, failed = failed + excluded.failed;
 
   INSERT INTO usage_latency_rollup (tenant_id, grain, period, model, floor_ms, calls)
   SELECT NEW.tenant_id, g.grain, NEW.ended_at / g.ms, x.model, x.floor_ms, NEW.sign * x.calls
     FROM (SELECT model, CASE WHEN d > 0 THEN pow(1.1, floor(ln(d) / ln(1.1))) ELSE d END AS floor_ms, count(*) AS calls
-            FROM (SELECT ev.value ->> '$[4].model' AS model, ev.value ->> '$[4].duration' AS d
+            FROM (SELECT NEW.events ->> ('$[' || ev.key || '][4].model') AS model, NEW.events ->> ('$[' || ev.key || '][4].duration') AS d
                     FROM json_each(NEW.events) ev
-                   WHERE instr(NEW.events, '"agentPromptEnd"') > 0 AND ev.value ->> '$[3]' = 'agentPromptEnd')
-           WHERE model IS NOT NULL AND typeof(d) IN ('integer', 'real') GROUP BY 1, 2) x,
-         usage_rollup_grains g
+                   WHERE instr(NEW.events, '"agentPromptEnd"') > 0 AND NEW.events ->> ('$[' || ev.key || '][3]') = 'agentPromptEnd')
+           WHERE model IS NOT NULL AND typeof(d) IN ('integer', 'real') GROUP BY 1, 2) x CROSS JOIN usage_rollup_grains g
    WHERE true
   ON CONFLICT DO UPDATE SET calls = calls + excluded.calls;
 END;
@@ -141,8 +143,7 @@ CREATE TRIGGER usage_efficiency_input INSTEAD OF INSERT ON usage_efficiency_inpu
     FROM (SELECT NEW.record ->> '$.metrics.agents_spawned' AS agents, NEW.record ->> '$.metrics.total_agent_calls' AS calls,
                  NEW.record ->> '$.metrics.recovery_rate' AS recovery, NEW.record ->> '$.quality_pillars.goal_adherence' AS goal,
                  NEW.record ->> '$.quality_pillars.tool_selection_correct' AS selection,
-                 NEW.record ->> '$.outcome_reason' AS reason) x,
-         usage_rollup_grains g
+                 NEW.record ->> '$.outcome_reason' AS reason LIMIT 1) x CROSS JOIN usage_rollup_grains g
    WHERE true
   ON CONFLICT DO UPDATE SET tasks = tasks + excluded.tasks, successes = successes + excluded.successes,
     efficiency_score = efficiency_score + excluded.efficiency_score, agents_spawned = agents_spawned + excluded.agents_spawned,
@@ -166,7 +167,7 @@ CREATE TRIGGER usage_efficiency_input INSTEAD OF INSERT ON usage_efficiency_inpu
   INSERT INTO usage_task_model_rollup (tenant_id, grain, period, task_type, model, tasks, successes, efficiency_score)
   SELECT NEW.tenant_id, g.grain, NEW.created_at / g.ms, NEW.task_type, m.key, NEW.sign,
          NEW.sign * (NEW.outcome = 'success'), NEW.sign * NEW.efficiency_score
-    FROM json_each(NEW.record, '$.metrics.by_model') m, usage_rollup_grains g WHERE true
+    FROM json_each(NEW.record, '$.metrics.by_model') m CROSS JOIN usage_rollup_grains g WHERE true
   ON CONFLICT DO UPDATE SET tasks = tasks + excluded.tasks, successes = successes + excluded.successes,
     efficiency_score = efficiency_score + excluded.efficiency_score;
 
@@ -178,7 +179,7 @@ CREATE TRIGGER usage_efficiency_input INSTEAD OF INSERT ON usage_efficiency_inpu
          NEW.sign, NEW.sign * (NEW.outcome = 'success'),
          NEW.sign * coalesce((SELECT aggregate_reward FROM rewards WHERE workflow_id = NEW.workflow_id AND tenant_id = NEW.tenant_id), 0),
          NEW.sign * EXISTS (SELECT 1 FROM rewards WHERE workflow_id = NEW.workflow_id AND tenant_id = NEW.tenant_id)
-    FROM json_each(NEW.record, '$.metrics.by_model') m, usage_rollup_grains g WHERE true
+    FROM json_each(NEW.record, '$.metrics.by_model') m CROSS JOIN usage_rollup_grains g WHERE true
   ON CONFLICT DO UPDATE SET simulated = max(simulated, excluded.simulated), calls = calls + excluded.calls,
     tokens_in = tokens_in + excluded.tokens_in, tokens_out = tokens_out + excluded.tokens_out,
     cost_usd = cost_usd + excluded.cost_usd, tasks = tasks + excluded.tasks,
@@ -207,7 +208,7 @@ CREATE TRIGGER usage_reward_input INSTEAD OF INSERT ON usage_reward_input BEGIN
   -- GET /v1/analytics/models' mean aggregate reward, on the day of the record the reward belongs to.
   INSERT INTO usage_model_rollup (tenant_id, grain, period, model, reward_sum, reward_count)
   SELECT e.tenant_id, g.grain, e.created_at / g.ms, m.key, NEW.sign * NEW.aggregate_reward, NEW.sign
-    FROM efficiency e, json_each(e.record, '$.metrics.by_model') m, usage_rollup_grains g
+    FROM efficiency e CROSS JOIN json_each(e.record, '$.metrics.by_model') m CROSS JOIN usage_rollup_grains g
    WHERE e.workflow_id = NEW.workflow_id AND e.tenant_id = NEW.tenant_id
   ON CONFLICT DO UPDATE SET reward_sum = reward_sum + excluded.reward_sum,
     reward_count = reward_count + excluded.reward_count;

@@ -156,20 +156,6 @@ export function writeUsageHistory(options: HistoryOptions): number {
       journal.run(id, options.tenantId, j.lastEvent, j.events, j.spans);
       const cost = models.length * 0.001 * ((i % 7) + 1);
       const simulated = models.filter((m) => m.startsWith('sim/')).length * 0.001 * ((i % 7) + 1);
-      efficiency.run(
-        id,
-        options.tenantId,
-        record.task_type,
-        record.complexity,
-        record.outcome,
-        endedAt,
-        recordText,
-        record.efficiency_score,
-        record.metrics.wall_time_seconds,
-        record.metrics.retry_count,
-        cost - simulated,
-        simulated,
-      );
       const outcomeReward = record.outcome === 'success' ? 1 : -1;
       const preference = i % 6 === 0 ? 0.5 : null;
       const aggregate = outcomeReward * 0.6 + record.efficiency_score * 0.3 + (preference ?? 0) * 0.1;
@@ -184,6 +170,20 @@ export function writeUsageHistory(options: HistoryOptions): number {
         aggregate,
         endedAt,
         endedAt,
+      );
+      efficiency.run(
+        id,
+        options.tenantId,
+        record.task_type,
+        record.complexity,
+        record.outcome,
+        endedAt,
+        recordText,
+        record.efficiency_score,
+        record.metrics.wall_time_seconds,
+        record.metrics.retry_count,
+        cost - simulated,
+        simulated,
       );
       toolCall.run(options.tenantId, id, 'grep', models[0], 1, 30 + (i % 100), startedAt + 100);
       toolCall.run(options.tenantId, id, 'read', models[0], i % 10 === 0 ? 0 : 1, 10, startedAt + 200);
