@@ -72,7 +72,7 @@ CREATE TABLE usage_latency_rollup (
 -- other way round every extraction ran twice.
 -- Journal elements are read by path into the whole array (`NEW.events ->> ('$[' || ev.key || ']…')`),
 -- not through json_each's `value`: SQLite parses the array once per statement and caches it, where
--- each `value` would be serialised and parsed again (a third less work per commit).
+-- each `value` would be serialised and parsed again (a third faster over a 20-event row).
 CREATE VIEW usage_journal_input (sign, tenant_id, ended_at, events, spans) AS
 SELECT 0, '', 0, NULL, NULL WHERE 0;
 
