@@ -54,7 +54,11 @@ const ModelSchema = z.object({
   simulated_cost_usd: z.number().describe('What a sim/* model’s calls would have cost at its tier price: not money.'),
   latency_ms: z
     .object({ p50: z.number().nullable(), p95: z.number().nullable() })
-    .describe('agentPromptEnd.duration of the calls that ended (transport retries included), nearest rank.'),
+    .describe(
+      'agentPromptEnd.duration of the calls that ended (transport retries included), nearest rank. Whole UTC ' +
+        'hours of the window are read from a histogram whose bucket floors are powers of 1.1: a percentile is ' +
+        'then the floor of its bucket, at most ~9% (1 − 1/1.1) below the exact value, never above it.',
+    ),
   call_success_rate: z.number().nullable().describe('Ended calls without an error / ended calls.'),
   tasks: z.int().describe('Workflows that used the model.'),
   success_rate: z.number().describe('Of those, the share with outcome success.'),

@@ -118,6 +118,15 @@ export interface ModelSums {
   /** agentPromptEnd events: calls that ended, and those that ended with an error. */
   endedCalls: number;
   failedCalls: number;
-  /** agentPromptEnd.duration of every ended call, ms, ascending. */
-  durationsMs: number[];
+  /**
+   * agentPromptEnd.duration of the ended calls, ascending: `ms` a duration, or for whole hours and
+   * days read from the roll-ups the floor of its histogram bucket (a power of 1.1, at most ~9% below).
+   */
+  durations: DurationCount[];
+}
+
+/** How many ended calls took `ms` (or fell in the bucket whose floor is `ms`). */
+export interface DurationCount {
+  ms: number;
+  calls: number;
 }

@@ -1,4 +1,4 @@
-import type { ModelSums, ToolCallSums } from '../domain/usage-analytics.js';
+import type { DurationCount, ModelSums, ToolCallSums } from '../domain/usage-analytics.js';
 import { round } from './run-facts.js';
 
 /**
@@ -89,11 +89,17 @@ export function toolReport(sums: ToolCallSums): { by_tool: Record<string, ToolFi
   return { by_tool: byTool, insights };
 }
 
-/** Nearest rank: the smallest value with at least p of the values at or below it. */
-export function percentile(sorted: readonly number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1));
-  return sorted[index] ?? null;
+/** Nearest rank over counted values, ascending: the smallest value with at least p of the calls at or below it. */
+export function percentile(sorted: readonly DurationCount[], p: number): number | null {
+  const total = sorted.reduce((sum, d) => sum + d.calls, 0);
+  if (total === 0) return null;
+  const rank = Math.min(total, Math.max(1, Math.ceil(p * total)));
+  let seen = 0;
+  for (const d of sorted) {
+    seen += d.calls;
+    if (seen >= rank) return d.ms;
+  }
+  return null;
 }
 
 export interface ModelFigures {
@@ -129,7 +135,7 @@ export function modelReport(sums: readonly ModelSums[]) {
       tokens_out: m.tokensOut,
       cost_usd: m.simulated ? 0 : cost,
       simulated_cost_usd: m.simulated ? cost : 0,
-      latency_ms: { p50: percentile(m.durationsMs, 0.5), p95: percentile(m.durationsMs, 0.95) },
+      latency_ms: { p50: percentile(m.durations, 0.5), p95: percentile(m.durations, 0.95) },
       call_success_rate: m.endedCalls === 0 ? null : round((m.endedCalls - m.failedCalls) / m.endedCalls),
       tasks: m.tasks,
       success_rate: round(m.successfulTasks / m.tasks),

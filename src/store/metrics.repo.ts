@@ -83,7 +83,11 @@ function rangeOf(filter: Pick<MetricsFilter, 'from' | 'to'>): MetricsFilter {
 }
 
 export interface MetricsRows {
-  /** Writes `changes.efficiency` then `changes.rewards` (both upserts by workflow id). */
+  /**
+   * Writes `changes.rewards` then `changes.efficiency` (both upserts by workflow id): in that order
+   * the efficiency record's roll-up trigger (migrations/0022) finds its reward and adds it to the
+   * model figures in the same upsert, where a reward written after would add it in one more.
+   */
   apply(changes: Pick<ChangeSet, 'efficiency' | 'rewards'>): void;
 }
 
@@ -106,6 +110,20 @@ export function createMetricsRows(db: Db): MetricsRows {
   );
   return {
     apply({ efficiency, rewards }) {
+      for (const r of rewards ?? []) {
+        upsertReward.run(
+          r.tenant_id,
+          r.workflow_id,
+          r.task_type,
+          r.complexity,
+          r.outcome_reward,
+          r.efficiency_reward,
+          r.preference_reward,
+          r.aggregate_reward,
+          ms(r.created_at),
+          ms(r.updated_at),
+        );
+      }
       for (const { tenant_id, ...record } of efficiency ?? []) {
         const cost = recordCostUsd(record);
         upsertEfficiency.run(
@@ -121,20 +139,6 @@ export function createMetricsRows(db: Db): MetricsRows {
           record.metrics.retry_count,
           cost.real,
           cost.simulated,
-        );
-      }
-      for (const r of rewards ?? []) {
-        upsertReward.run(
-          r.tenant_id,
-          r.workflow_id,
-          r.task_type,
-          r.complexity,
-          r.outcome_reward,
-          r.efficiency_reward,
-          r.preference_reward,
-          r.aggregate_reward,
-          ms(r.created_at),
-          ms(r.updated_at),
         );
       }
     },

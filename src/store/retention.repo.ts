@@ -10,9 +10,10 @@ import type { GroupCommitter } from './group-commit.js';
  *   child is never deleted apart from its root, and no part of a tree still running is touched.
  * - Owned rows (WORKFLOW_OWNED_TABLES): its workflows, nodes, the journal (events and spans),
  *   reflections, tool calls, retrieval runs, efficiency records, rewards, feedback, agent uses and
- *   idempotency keys. Analytics computed from efficiency rows (dashboard, rewards, agent selection)
- *   therefore look back over the retention period at most; roll-up tables that outlive raw rows are
- *   not listed here and are never touched. Response cache entries are not owned by a workflow:
+ *   idempotency keys. Analytics computed from efficiency rows (rewards, agent selection) therefore
+ *   look back over the retention period at most; the usage roll-ups the dashboard and model analytics
+ *   read (migrations/0022, no workflow_id) outlive the raw rows: they are not listed here and are
+ *   never touched. Response cache entries are not owned by a workflow:
  *   they leave by their own TTL (CACHE_TTL_MS). Retired agents' tombstones leave by age too.
  * - Each tick deletes at most BATCH_TREES trees (and stops adding trees once BATCH_WORKFLOWS
  *   workflows are taken), then hands up to RECLAIM_STEP_PAGES free pages back to the file system

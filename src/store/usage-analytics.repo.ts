@@ -9,9 +9,13 @@ import type {
   ToolPairCount,
 } from '../domain/usage-analytics.js';
 import type { Db } from './db.js';
+import { createRollupReader, segmentsOf } from './usage-rollups.repo.js';
+import { addDashboardSums, addModelSums } from './usage-sums.js';
 
 /**
- * The dashboard, tool and model analytics (DESIGN §9). Every query starts with an indexed range
+ * The dashboard, tool and model analytics (DESIGN §9). The dashboard and model analytics read
+ * whole hours and days from the roll-ups (migrations/0022, usage-rollups.repo.ts) and only the
+ * partial hours at a window's edges with the queries below. Every query starts with an indexed range
  * scan on (tenant_id, time): efficiency_by_tenant_time, rewards_by_tenant_time,
  * tool_calls_by_tenant_time, retrieval_runs_by_tenant_time. Spans and events of the workflows that
  * ended in the window are reached from their efficiency rows through journal_by_workflow, never by
@@ -23,6 +27,11 @@ import type { Db } from './db.js';
  */
 
 const IN_WINDOW = 'e.tenant_id = ? AND e.created_at >= ? AND e.created_at < ?';
+/**
+ * The time index, always: grouped by task type, the planner would otherwise walk
+ * efficiency_by_tenant_type_time over the tenant's whole history to skip a sort of a few rows.
+ */
+const EFFICIENCY = 'efficiency e INDEXED BY efficiency_by_tenant_time';
 
 /** Outcome reasons a quality gate (responseFormat checks, a review) decided; the first three passed it. */
 const GATE_PASSED = `'tests_passed_first_try', 'tests_passed_after_fix', 'review_approved'`;
@@ -69,7 +78,13 @@ interface CallRow {
 
 const sc = (sum: number | null, count: number | null): SumCount => ({ sum: sum ?? 0, count: count ?? 0 });
 
-export function createSqliteUsageAnalyticsStore(db: Db): UsageAnalyticsStore {
+export interface RawUsageQueries {
+  dashboard(tenantId: string, from: number, to: number): DashboardSums;
+  models(tenantId: string, from: number, to: number): ModelSums[];
+}
+
+/** The dashboard and model figures of [from, to) straight from the raw rows (the roll-ups' reference). */
+export function createRawUsageQueries(db: Db): RawUsageQueries {
   const recordSums = db.prepare<[string, number, number], RecordSumsRow>(
     `SELECT count(*) AS tasks,
             coalesce(sum(outcome = 'success'), 0) AS successes,
@@ -87,19 +102,19 @@ export function createSqliteUsageAnalyticsStore(db: Db): UsageAnalyticsStore {
             coalesce(sum(record ->> '$.outcome_reason' IN (${GATE_PASSED}, ${GATE_FAILED})), 0) AS gates_count,
             coalesce(sum(cost_usd), 0) AS cost_usd,
             coalesce(sum(simulated_cost_usd), 0) AS simulated_cost_usd
-       FROM efficiency e WHERE ${IN_WINDOW}`,
+       FROM ${EFFICIENCY} WHERE ${IN_WINDOW}`,
   );
   const byTaskModel = db.prepare<[string, number, number], TaskModelGroup>(
     `SELECT e.task_type AS taskType, m.key AS model, count(*) AS tasks, sum(e.outcome = 'success') AS successes,
             sum(e.efficiency_score) AS efficiencyScore
-       FROM efficiency e, json_each(e.record, '$.metrics.by_model') m
+       FROM ${EFFICIENCY}, json_each(e.record, '$.metrics.by_model') m
       WHERE ${IN_WINDOW}
       GROUP BY e.task_type, m.key ORDER BY e.task_type, m.key`,
   );
   const byTaskComplexity = db.prepare<[string, number, number], TaskComplexityGroup>(
     `SELECT task_type AS taskType, complexity, count(*) AS tasks, sum(outcome = 'success') AS successes,
             sum(efficiency_score) AS efficiencyScore, sum(wall_time_seconds) AS wallTimeSeconds
-       FROM efficiency e WHERE ${IN_WINDOW}
+       FROM ${EFFICIENCY} WHERE ${IN_WINDOW}
       GROUP BY task_type, complexity ORDER BY task_type, complexity`,
   );
   const rewardSums = db.prepare<
@@ -120,7 +135,7 @@ export function createSqliteUsageAnalyticsStore(db: Db): UsageAnalyticsStore {
   );
   const guardrails = db.prepare<[string, number, number], { checks: number; passed: number }>(
     `SELECT count(*) AS checks, coalesce(sum(s.value ->> '$[8].triggered' = 0), 0) AS passed
-       FROM efficiency e
+       FROM ${EFFICIENCY}
        JOIN journal j ON j.workflow_id = e.workflow_id AND j.tenant_id = e.tenant_id AND j.spans IS NOT NULL,
             json_each(j.spans) s
       WHERE ${IN_WINDOW} AND json_array_length(s.value) = 9 AND s.value ->> '$[3]' = 'guardrail_span'`,
@@ -135,11 +150,117 @@ export function createSqliteUsageAnalyticsStore(db: Db): UsageAnalyticsStore {
             coalesce(sum(CASE WHEN ev.value ->> '$[4].simulated' IS 1 THEN 0 ELSE ev.value ->> '$[4].costSavedUsd' END), 0) AS cost,
             coalesce(sum(CASE WHEN ev.value ->> '$[4].simulated' IS 1 THEN ev.value ->> '$[4].costSavedUsd' ELSE 0 END), 0)
               AS simulated_cost
-       FROM efficiency e
+       FROM ${EFFICIENCY}
        JOIN journal j ON j.workflow_id = e.workflow_id AND j.tenant_id = e.tenant_id AND j.events IS NOT NULL,
             json_each(j.events) ev
       WHERE ${IN_WINDOW} AND ev.value ->> '$[3]' = 'cacheHit'`,
   );
+  const modelTasks = db.prepare<[string, number, number], ModelRow>(
+    `SELECT m.key AS model,
+            (m.key LIKE 'sim/%' OR m.value ->> '$.simulated' IS 1) AS simulated,
+            sum(m.value ->> '$.calls') AS calls, sum(m.value ->> '$.tokens_in') AS tokens_in,
+            sum(m.value ->> '$.tokens_out') AS tokens_out, sum(m.value ->> '$.cost_usd') AS cost_usd,
+            count(*) AS tasks, sum(e.outcome = 'success') AS successful_tasks,
+            coalesce(sum(r.aggregate_reward), 0) AS reward_sum, count(r.aggregate_reward) AS reward_count
+       FROM ${EFFICIENCY}
+       LEFT JOIN rewards r ON r.workflow_id = e.workflow_id AND r.tenant_id = e.tenant_id,
+            json_each(e.record, '$.metrics.by_model') m
+      WHERE ${IN_WINDOW}
+      GROUP BY m.key ORDER BY m.key`,
+  );
+  const modelCalls = db.prepare<[string, number, number], CallRow>(
+    `SELECT model, count(*) AS ended, sum(failed) AS failed, json_group_array(duration) AS durations FROM (
+       SELECT ev.value ->> '$[4].model' AS model, ev.value ->> '$[4].duration' AS duration,
+              (ev.value -> '$[4].error') IS NOT NULL AS failed
+         FROM ${EFFICIENCY}
+         JOIN journal j ON j.workflow_id = e.workflow_id AND j.tenant_id = e.tenant_id AND j.events IS NOT NULL,
+              json_each(j.events) ev
+        WHERE ${IN_WINDOW} AND ev.value ->> '$[3]' = 'agentPromptEnd'
+        ORDER BY duration
+     ) GROUP BY model`,
+  );
+
+  function rawDashboard(tenantId: string, from: number, to: number): DashboardSums {
+    const r = recordSums.get(tenantId, from, to) as RecordSumsRow;
+    const w = rewardSums.get(tenantId, from, to) ?? { count: 0, outcome: 0, preference: 0, with_preference: 0 };
+    const calls = toolCallSums.get(tenantId, from, to) ?? { calls: 0, successes: 0 };
+    const rel = relevance.get(tenantId, from, to) ?? { judged: 0, relevant: 0 };
+    const guard = guardrails.get(tenantId, from, to) ?? { checks: 0, passed: 0 };
+    const hits = cacheHits.get(tenantId, from, to) ?? { hits: 0, tokens: 0, cost: 0, simulated_cost: 0 };
+    return {
+      tasks: r.tasks,
+      successes: r.successes,
+      efficiencyScore: r.efficiency_score,
+      agentsSpawned: r.agents_spawned,
+      totalAgentCalls: r.total_agent_calls,
+      wallTimeSeconds: r.wall_time_seconds,
+      recoveryRate: sc(r.recovery_sum, r.recovery_count),
+      goalAdherence: sc(r.goal_sum, r.goal_count),
+      toolSelection: sc(r.selection_sum, r.selection_count),
+      qualityGates: sc(r.gates_passed, r.gates_count),
+      costUsd: r.cost_usd,
+      simulatedCostUsd: r.simulated_cost_usd,
+      rewards: { count: w.count, outcome: w.outcome, preference: sc(w.preference, w.with_preference) },
+      toolCalls: sc(calls.successes, calls.calls),
+      retrievalRelevance: sc(rel.relevant, rel.judged),
+      guardrails: sc(guard.passed, guard.checks),
+      cache: {
+        hits: hits.hits,
+        tokensSaved: hits.tokens,
+        costSavedUsd: hits.cost,
+        simulatedCostSavedUsd: hits.simulated_cost,
+      },
+      byTaskModel: byTaskModel.all(tenantId, from, to),
+      byTaskComplexity: byTaskComplexity.all(tenantId, from, to),
+    };
+  }
+
+  function rawModels(tenantId: string, from: number, to: number): ModelSums[] {
+    const ended = new Map(modelCalls.all(tenantId, from, to).map((row) => [row.model, row]));
+    const tasks = modelTasks.all(tenantId, from, to);
+    // Models with ended calls but no task here still count when another piece of the window has their task.
+    const known = new Set(tasks.map((row) => row.model));
+    const callsOnly: ModelRow[] = [...ended.keys()]
+      .filter((model) => model !== null && !known.has(model))
+      .map((model) => ({
+        model,
+        simulated: 0,
+        calls: 0,
+        tokens_in: 0,
+        tokens_out: 0,
+        cost_usd: 0,
+        tasks: 0,
+        successful_tasks: 0,
+        reward_sum: 0,
+        reward_count: 0,
+      }));
+    return [...tasks, ...callsOnly].map((row) => {
+      const calls = ended.get(row.model);
+      const durations = calls ? (JSON.parse(calls.durations) as Array<number | null>) : [];
+      return {
+        model: row.model,
+        simulated: row.simulated === 1,
+        calls: row.calls,
+        tokensIn: row.tokens_in,
+        tokensOut: row.tokens_out,
+        costUsd: row.cost_usd,
+        tasks: row.tasks,
+        successfulTasks: row.successful_tasks,
+        aggregateReward: sc(row.reward_sum, row.reward_count),
+        endedCalls: calls?.ended ?? 0,
+        failedCalls: calls?.failed ?? 0,
+        durations: durations
+          .filter((d): d is number => typeof d === 'number')
+          .sort((a, b) => a - b)
+          .map((ms) => ({ ms, calls: 1 })),
+      };
+    });
+  }
+
+  return { dashboard: rawDashboard, models: rawModels };
+}
+
+export function createSqliteUsageAnalyticsStore(db: Db): UsageAnalyticsStore {
   const toolAgent = db.prepare<[string, number, number], ToolAgentSums>(
     `SELECT c.tool, c.agent, count(*) AS calls, sum(c.success) AS successes, sum(c.latency_ms) AS latencyMs,
             sum(c.success = 1 AND n.status = 'completed') AS useful
@@ -154,91 +275,30 @@ export function createSqliteUsageAnalyticsStore(db: Db): UsageAnalyticsStore {
      ) WHERE next IS NOT NULL
      GROUP BY tool, next ORDER BY tool, count DESC, next`,
   );
-  const modelTasks = db.prepare<[string, number, number], ModelRow>(
-    `SELECT m.key AS model,
-            (m.key LIKE 'sim/%' OR m.value ->> '$.simulated' IS 1) AS simulated,
-            sum(m.value ->> '$.calls') AS calls, sum(m.value ->> '$.tokens_in') AS tokens_in,
-            sum(m.value ->> '$.tokens_out') AS tokens_out, sum(m.value ->> '$.cost_usd') AS cost_usd,
-            count(*) AS tasks, sum(e.outcome = 'success') AS successful_tasks,
-            coalesce(sum(r.aggregate_reward), 0) AS reward_sum, count(r.aggregate_reward) AS reward_count
-       FROM efficiency e
-       LEFT JOIN rewards r ON r.workflow_id = e.workflow_id AND r.tenant_id = e.tenant_id,
-            json_each(e.record, '$.metrics.by_model') m
-      WHERE ${IN_WINDOW}
-      GROUP BY m.key ORDER BY m.key`,
-  );
-  const modelCalls = db.prepare<[string, number, number], CallRow>(
-    `SELECT model, count(*) AS ended, sum(failed) AS failed, json_group_array(duration) AS durations FROM (
-       SELECT ev.value ->> '$[4].model' AS model, ev.value ->> '$[4].duration' AS duration,
-              (ev.value -> '$[4].error') IS NOT NULL AS failed
-         FROM efficiency e
-         JOIN journal j ON j.workflow_id = e.workflow_id AND j.tenant_id = e.tenant_id AND j.events IS NOT NULL,
-              json_each(j.events) ev
-        WHERE ${IN_WINDOW} AND ev.value ->> '$[3]' = 'agentPromptEnd'
-        ORDER BY duration
-     ) GROUP BY model`,
-  );
+  const raw = createRawUsageQueries(db);
+  const rollups = createRollupReader(db);
 
   return {
-    async dashboard(tenantId, { from, to }): Promise<DashboardSums> {
-      const r = recordSums.get(tenantId, from, to) as RecordSumsRow;
-      const w = rewardSums.get(tenantId, from, to) ?? { count: 0, outcome: 0, preference: 0, with_preference: 0 };
-      const calls = toolCallSums.get(tenantId, from, to) ?? { calls: 0, successes: 0 };
-      const rel = relevance.get(tenantId, from, to) ?? { judged: 0, relevant: 0 };
-      const guard = guardrails.get(tenantId, from, to) ?? { checks: 0, passed: 0 };
-      const hits = cacheHits.get(tenantId, from, to) ?? { hits: 0, tokens: 0, cost: 0, simulated_cost: 0 };
-      return {
-        tasks: r.tasks,
-        successes: r.successes,
-        efficiencyScore: r.efficiency_score,
-        agentsSpawned: r.agents_spawned,
-        totalAgentCalls: r.total_agent_calls,
-        wallTimeSeconds: r.wall_time_seconds,
-        recoveryRate: sc(r.recovery_sum, r.recovery_count),
-        goalAdherence: sc(r.goal_sum, r.goal_count),
-        toolSelection: sc(r.selection_sum, r.selection_count),
-        qualityGates: sc(r.gates_passed, r.gates_count),
-        costUsd: r.cost_usd,
-        simulatedCostUsd: r.simulated_cost_usd,
-        rewards: { count: w.count, outcome: w.outcome, preference: sc(w.preference, w.with_preference) },
-        toolCalls: sc(calls.successes, calls.calls),
-        retrievalRelevance: sc(rel.relevant, rel.judged),
-        guardrails: sc(guard.passed, guard.checks),
-        cache: {
-          hits: hits.hits,
-          tokensSaved: hits.tokens,
-          costSavedUsd: hits.cost,
-          simulatedCostSavedUsd: hits.simulated_cost,
-        },
-        byTaskModel: byTaskModel.all(tenantId, from, to),
-        byTaskComplexity: byTaskComplexity.all(tenantId, from, to),
-      };
+    async dashboard(tenantId, window): Promise<DashboardSums> {
+      const segments = segmentsOf(window);
+      if (segments.length === 0) return raw.dashboard(tenantId, window.from, window.to);
+      return addDashboardSums(
+        segments.map((s) =>
+          s.kind === 'raw' ? raw.dashboard(tenantId, s.from, s.to) : rollups.dashboard(tenantId, s),
+        ),
+      );
     },
 
     async toolCalls(tenantId, { from, to }) {
       return { byToolAgent: toolAgent.all(tenantId, from, to), pairs: toolPairs.all(tenantId, from, to) };
     },
 
-    async models(tenantId, { from, to }): Promise<ModelSums[]> {
-      const ended = new Map(modelCalls.all(tenantId, from, to).map((row) => [row.model, row]));
-      return modelTasks.all(tenantId, from, to).map((row) => {
-        const calls = ended.get(row.model);
-        const durations = calls ? (JSON.parse(calls.durations) as Array<number | null>) : [];
-        return {
-          model: row.model,
-          simulated: row.simulated === 1,
-          calls: row.calls,
-          tokensIn: row.tokens_in,
-          tokensOut: row.tokens_out,
-          costUsd: row.cost_usd,
-          tasks: row.tasks,
-          successfulTasks: row.successful_tasks,
-          aggregateReward: sc(row.reward_sum, row.reward_count),
-          endedCalls: calls?.ended ?? 0,
-          failedCalls: calls?.failed ?? 0,
-          durationsMs: durations.filter((d): d is number => typeof d === 'number').sort((a, b) => a - b),
-        };
-      });
+    async models(tenantId, window): Promise<ModelSums[]> {
+      const segments = segmentsOf(window);
+      if (segments.length === 0) return raw.models(tenantId, window.from, window.to);
+      return addModelSums(
+        segments.map((s) => (s.kind === 'raw' ? raw.models(tenantId, s.from, s.to) : rollups.models(tenantId, s))),
+      );
     },
   };
 }

@@ -146,7 +146,27 @@ describe('tool insights', () => {
 
   it('percentiles by nearest rank', () => {
     expect(percentile([], 0.5)).toBeNull();
-    expect(percentile([1, 2, 3, 4], 0.5)).toBe(2);
-    expect(percentile([1, 2, 3, 4], 0.95)).toBe(4);
+    const each = (...ms: number[]) => ms.map((value) => ({ ms: value, calls: 1 }));
+    expect(percentile(each(1, 2, 3, 4), 0.5)).toBe(2);
+    expect(percentile(each(1, 2, 3, 4), 0.95)).toBe(4);
+    // Counted values (a roll-up's histogram buckets) rank like the values repeated.
+    expect(
+      percentile(
+        [
+          { ms: 1, calls: 2 },
+          { ms: 3, calls: 2 },
+        ],
+        0.5,
+      ),
+    ).toBe(1);
+    expect(
+      percentile(
+        [
+          { ms: 1, calls: 2 },
+          { ms: 3, calls: 3 },
+        ],
+        0.5,
+      ),
+    ).toBe(3);
   });
 });
