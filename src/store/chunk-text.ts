@@ -17,24 +17,24 @@ import type { Db } from './db.js';
  */
 
 const LENGTH_BYTES = 2;
+/** Decoded chunks land here, then become a string: no allocation per chunk. */
+const decoded = Buffer.allocUnsafe(MAX_INPUT_BYTES);
 
 export function packChunk(text: string): Buffer {
   const utf8 = Buffer.from(text, 'utf8');
-  if (utf8.length > MAX_INPUT_BYTES)
+  if (utf8.length > MAX_INPUT_BYTES) {
     throw new Error(`a chunk of ${utf8.length} bytes is longer than CHUNK_CHARS allows`);
-  const packed = compress(utf8);
-  const out = Buffer.allocUnsafe(LENGTH_BYTES + packed.length);
-  out.writeUInt16LE(utf8.length, 0);
-  packed.copy(out, LENGTH_BYTES);
-  return out;
+  }
+  const packed = compress(utf8, LENGTH_BYTES);
+  packed.writeUInt16LE(utf8.length, 0);
+  return packed;
 }
 
 export function unpackChunk(stored: string | Buffer): string {
   if (typeof stored === 'string') return stored;
   const size = stored.readUInt16LE(0);
-  const utf8 = Buffer.allocUnsafe(size);
-  decompressInto(stored.subarray(LENGTH_BYTES), utf8, 0, size);
-  return utf8.toString('utf8');
+  decompressInto(stored, LENGTH_BYTES, decoded, size);
+  return decoded.toString('utf8', 0, size);
 }
 
 /** The chunks' texts, in order, from either form a row may hold. */

@@ -7,7 +7,7 @@ import { compress, decompressInto } from '../../../src/store/chunk-codec.js';
 
 const roundTrip = (bytes: Uint8Array): Buffer => {
   const out = Buffer.alloc(bytes.length);
-  decompressInto(compress(bytes), out, 0, bytes.length);
+  decompressInto(compress(bytes), 0, out, bytes.length);
   return out;
 };
 
@@ -43,8 +43,8 @@ describe('chunk codec', () => {
     const bytes = Buffer.from('the on-call engineer acknowledges pages within 15 minutes. '.repeat(10));
     const packed = compress(bytes);
     const out = Buffer.alloc(bytes.length);
-    expect(() => decompressInto(packed.subarray(0, packed.length - 3), out, 0, bytes.length)).toThrow(/corrupt/);
-    expect(() => decompressInto(packed, Buffer.alloc(bytes.length - 1), 0, bytes.length - 1)).toThrow(/corrupt/);
+    expect(() => decompressInto(packed.subarray(0, packed.length - 3), 0, out, bytes.length)).toThrow(/corrupt/);
+    expect(() => decompressInto(packed, 0, Buffer.alloc(bytes.length - 1), bytes.length - 1)).toThrow(/corrupt/);
     expect(() => compress(new Uint8Array(70_000))).toThrow(/over/);
   });
 });
