@@ -15,6 +15,8 @@ import {
 import { AppError, NotFoundError, ValidationError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { CorpusStore } from '../domain/ports.js';
+import { createBatchLoop } from './batch-loop.js';
+import { compressLegacyChunks, packChunk } from './chunk-text.js';
 import {
   buildMissingCorpusIndexes,
   corpusIndexTable,
@@ -30,9 +32,10 @@ import { createSearchRunner } from './search-runner.js';
 
 /**
  * Corpora, their documents and chunks (migrations/0011), and one FTS5 index per corpus
- * (corpus-index.ts, migrations/0015). Writes go through the group committer; a deleted corpus's rows
- * are purged afterwards in commits of PURGE_BATCH_CHUNKS chunks, so deleting a large corpus never
- * holds the event loop for long. Searches run off the event loop (search-runner.ts).
+ * (corpus-index.ts, migrations/0015); a chunk's text is stored compressed (chunk-text.ts,
+ * migrations/0023). Writes go through the group committer; a deleted corpus's rows are purged
+ * afterwards in commits of PURGE_BATCH_CHUNKS chunks, so deleting a large corpus never holds the
+ * event loop for long. Searches run off the event loop (search-runner.ts).
  */
 
 /** Chunks removed per purge commit: a few tens of milliseconds of work each. */
@@ -113,7 +116,7 @@ export function createSqliteCorpusStore(
     `INSERT INTO corpus_documents (id, corpus_seq, title, metadata, bytes, chunk_count, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
-  const insertChunk = db.prepare<[number, string, number, string]>(
+  const insertChunk = db.prepare<[number, string, number, Buffer]>(
     'INSERT INTO corpus_chunks (corpus_seq, document_id, position, text) VALUES (?, ?, ?, ?)',
   );
   const addCounts = db.prepare<[number, number, number, number], CorpusRow>(
@@ -152,29 +155,16 @@ export function createSqliteCorpusStore(
     return true;
   };
 
-  let purging = false;
-  let stopped = false;
-  const purge = (): void => {
-    if (purging || stopped) return;
-    purging = true;
-    const step = (): void => {
-      committer.run(purgeStep).then(
-        (more) => {
-          if (more && !stopped) setImmediate(step);
-          else purging = false;
-        },
-        (err: unknown) => {
-          purging = false;
-          options.onError(err);
-        },
-      );
-    };
-    step();
-  };
+  const purges = createBatchLoop(committer, purgeStep, options.onError);
+  const purge = (): void => purges.kick();
+  const legacy = createBatchLoop(committer, () => compressLegacyChunks(db), options.onError);
   // The first start after migrations/0015 indexes the existing corpora; purges a crash or a
   // shutdown interrupted resume.
   buildMissingCorpusIndexes(db);
   if (nextPurge.get() !== undefined) purge();
+  // Rows written before migrations/0023 hold their text as it was; they are read as they are
+  // meanwhile, so this runs in the background.
+  legacy.kick();
   const searches = createSearchRunner(db, {
     databasePath: options.databasePath,
     workers: options.searchWorkers ?? 1,
@@ -264,10 +254,12 @@ export function createSqliteCorpusStore(
           ]);
         }
         const size = Buffer.byteLength(document.text, 'utf8');
+        // Compressed before the commit, so the write transaction holds only the inserts.
+        const packed = chunks.map(packChunk);
         bytes += size;
         chunkCount += chunks.length;
         const metadata = document.metadata === undefined ? null : JSON.stringify(document.metadata);
-        return { id: newId('doc'), title: document.title ?? null, metadata, size, chunks };
+        return { id: newId('doc'), title: document.title ?? null, metadata, size, chunks, packed };
       });
 
       const row = await committer.run(() => {
@@ -299,7 +291,8 @@ export function createSqliteCorpusStore(
             createdAt,
           );
           document.chunks.forEach((text, position) => {
-            const { lastInsertRowid } = insertChunk.run(corpus.seq, document.id, position, text);
+            const packed = document.packed[position] as Buffer;
+            const { lastInsertRowid } = insertChunk.run(corpus.seq, document.id, position, packed);
             indexChunk.run(lastInsertRowid, text);
           });
         }
@@ -330,7 +323,8 @@ export function createSqliteCorpusStore(
     },
 
     stop() {
-      stopped = true;
+      purges.stop();
+      legacy.stop();
     },
 
     close: () => searches.close(),

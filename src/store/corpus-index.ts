@@ -1,3 +1,4 @@
+import { unpackChunks } from './chunk-text.js';
 import type { Db } from './db.js';
 
 /**
@@ -9,7 +10,7 @@ import type { Db } from './db.js';
  * touch only the postings of the corpus it searches. The cost: a few schema rows per corpus (bounded by
  * MAX_CORPORA_PER_TENANT per tenant) and a schema change at each corpus create and purge.
  *
- * Contentless (the text is in corpus_chunks, not stored twice) with contentless_delete=1 (SQLite ≥
+ * Contentless (the text is in corpus_chunks, compressed, not stored twice) with contentless_delete=1 (SQLite ≥
  * 3.43), so a chunk leaves the index by rowid without its text being tokenized again; the rowid is
  * corpus_chunks.id. porter + unicode61: English stemming ("runs" finds "running") over
  * Unicode-aware, case- and diacritic-folding word splitting.
@@ -43,17 +44,24 @@ export function hasCorpusIndex(db: Db, seq: number): boolean {
 
 /**
  * Builds the index of each corpus that has none (the first start after migrations/0015: the shared
- * index of 0011 is gone, the text is in corpus_chunks), one transaction per corpus. Runs before the
- * service listens; returns how many corpora it indexed.
+ * index of 0011 is gone, the text is in corpus_chunks), one transaction per corpus. The text is
+ * read row by row in JS: a row holds it compressed or, written before migrations/0023, as TEXT
+ * (chunk-text.ts). Runs before the service listens; returns how many corpora it indexed.
  */
 export function buildMissingCorpusIndexes(db: Db): number {
   const seqs = db.prepare<[], number>('SELECT seq FROM corpora ORDER BY seq').pluck().all();
+  // Keyset batches: a connection runs no other statement while one iterates.
+  const chunks = db.prepare<[number, number], { id: number; text: string | Buffer }>(
+    'SELECT id, text FROM corpus_chunks WHERE corpus_seq = ? AND id > ? ORDER BY id LIMIT 1000',
+  );
   let built = 0;
   const build = db.transaction((seq: number) => {
     createCorpusIndex(db, seq);
-    db.prepare<[number]>(
-      `INSERT INTO ${corpusIndexTable(seq)} (rowid, text) SELECT id, text FROM corpus_chunks WHERE corpus_seq = ?`,
-    ).run(seq);
+    const insert = db.prepare<[number, string]>(`INSERT INTO ${corpusIndexTable(seq)} (rowid, text) VALUES (?, ?)`);
+    for (let batch = chunks.all(seq, 0); batch.length > 0; batch = chunks.all(seq, batch.at(-1)?.id ?? 0)) {
+      const texts = unpackChunks(batch.map((chunk) => chunk.text));
+      for (const [i, chunk] of batch.entries()) insert.run(chunk.id, texts[i] as string);
+    }
   });
   for (const seq of seqs) {
     if (hasCorpusIndex(db, seq)) continue;

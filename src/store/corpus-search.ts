@@ -1,4 +1,5 @@
 import { type ChunkHit, MAX_SCORED_ROWS } from '../domain/corpus.js';
+import { unpackChunks } from './chunk-text.js';
 import { corpusIndexTable } from './corpus-index.js';
 import type { Db } from './db.js';
 import { anyOf, boundedTerms } from './fts-query.js';
@@ -20,7 +21,8 @@ export interface SearchRequest {
 interface HitRow {
   document_id: string;
   position: number;
-  text: string;
+  /** Compressed (chunk-text.ts), or TEXT in a row written before migrations/0023. */
+  text: string | Buffer;
   title: string | null;
 }
 
@@ -91,19 +93,20 @@ export function createCorpusSearcher(db: Db): (request: SearchRequest) => ChunkH
         .scan(anyOf(chosen), MAX_SCORED_ROWS)
         .sort((a, b) => a.rank - b.rank || a.chunk - b.chunk)
         .slice(0, k);
-      const hits: ChunkHit[] = [];
+      const rows: Array<{ row: HitRow; rank: number }> = [];
       for (const { chunk, rank } of ranked) {
         const row = chunkById.get(chunk, corpusSeq);
-        if (!row) continue;
-        hits.push({
-          chunkId: `${row.document_id}:${row.position}`,
-          documentId: row.document_id,
-          title: row.title,
-          text: row.text,
-          score: -rank,
-          position: row.position,
-        });
+        if (row) rows.push({ row, rank });
       }
+      const texts = unpackChunks(rows.map(({ row }) => row.text));
+      const hits: ChunkHit[] = rows.map(({ row, rank }, i) => ({
+        chunkId: `${row.document_id}:${row.position}`,
+        documentId: row.document_id,
+        title: row.title,
+        text: texts[i] as string,
+        score: -rank,
+        position: row.position,
+      }));
       return hits;
     } catch (err) {
       if (isMissingTable(err)) {

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unpackChunks } from '../../src/store/chunk-text.js';
 import {
   errorBody,
   type FakeServer,
@@ -24,7 +25,8 @@ import { reportFigures } from './scale.js';
  * descriptions and document metadata). The real server runs as a child process at LOG_LEVEL=trace,
  * so its logs are its real stdout/stderr. Then every canary is looked for — 0 occurrences allowed —
  * in every log line, every byte of every database file (`.db`, `-wal`, `-shm`) while it runs and
- * after shutdown has checkpointed, every response of every GET route of the route inventory over
+ * after shutdown has checkpointed, the decoded text of every corpus chunk (stored compressed, so
+ * not in those bytes), every response of every GET route of the route inventory over
  * every object (SSE streams and traces included), every read-only tool explored over every node, and
  * every request the model received (only the `authorization` header carries the provider key).
  *
@@ -646,6 +648,10 @@ describe('canary secrets', () => {
     scanDatabaseFiles(tmp.dir, 'after shutdown');
     const db = new Database(tmp.dbPath());
     db.pragma('wal_checkpoint(TRUNCATE)');
+    // Chunk text is stored compressed (store/chunk-text.ts): the bytes of the file do not show it.
+    const chunkTexts = db.prepare<[], string | Buffer>('SELECT text FROM corpus_chunks').pluck().all();
+    expect(chunkTexts.length).toBeGreaterThan(0);
+    scan('corpus chunks, decoded', unpackChunks(chunkTexts).join('\n'));
     db.close();
     scanDatabaseFiles(tmp.dir, 'after a checkpoint');
     scan('server logs', server.logs.join('\n'));
