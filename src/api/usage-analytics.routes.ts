@@ -25,6 +25,12 @@ const WindowQuerySchema = z.strictObject({
 const ToolSchema = z.object({
   calls: z.int(),
   success_rate: z.number().describe('Calls that returned a result (not a tool-result error) / calls.'),
+  avg_efficiency: z
+    .number()
+    .nullable()
+    .describe(
+      'Mean efficiency_score of the workflows that called the tool in the window, each once; null: none ended.',
+    ),
   avg_latency_ms: z.number(),
   avg_result_quality: z
     .number()

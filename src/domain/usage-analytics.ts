@@ -99,6 +99,15 @@ export interface ToolPairCount {
 export interface ToolCallSums {
   byToolAgent: ToolAgentSums[];
   pairs: ToolPairCount[];
+  /** Per tool: the workflows that called it in the window (each once) that have an efficiency record. */
+  efficiency: ToolEfficiencySums[];
+}
+
+export interface ToolEfficiencySums {
+  tool: string;
+  workflows: number;
+  /** Σ efficiency_score of those workflows. */
+  efficiencyScore: number;
 }
 
 /** One model over the workflows that ended in a window. */

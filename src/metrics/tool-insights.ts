@@ -27,6 +27,8 @@ export const MAX_TOOL_PATTERNS = 3;
 export interface ToolFigures {
   calls: number;
   success_rate: number;
+  /** Mean efficiency_score of the workflows that called the tool (each once); null: none has a record. */
+  avg_efficiency: number | null;
   avg_latency_ms: number;
   avg_result_quality: number;
   common_patterns: string[];
@@ -52,9 +54,12 @@ export function toolReport(sums: ToolCallSums): { by_tool: Record<string, ToolFi
     const quality = round(t.useful / t.calls);
     const latency = round(t.latency / t.calls, 1);
     const agents = sums.byToolAgent.filter((row) => row.tool === tool);
+    const efficiency = sums.efficiency.find((row) => row.tool === tool);
     byTool[tool] = {
       calls: t.calls,
       success_rate: successRate,
+      avg_efficiency:
+        efficiency && efficiency.workflows > 0 ? round(efficiency.efficiencyScore / efficiency.workflows) : null,
       avg_latency_ms: latency,
       avg_result_quality: quality,
       common_patterns: sums.pairs

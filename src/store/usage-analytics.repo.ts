@@ -6,6 +6,7 @@ import type {
   TaskComplexityGroup,
   TaskModelGroup,
   ToolAgentSums,
+  ToolEfficiencySums,
   ToolPairCount,
 } from '../domain/usage-analytics.js';
 import type { Db } from './db.js';
@@ -275,6 +276,12 @@ export function createSqliteUsageAnalyticsStore(db: Db): UsageAnalyticsStore {
      ) WHERE next IS NOT NULL
      GROUP BY tool, next ORDER BY tool, count DESC, next`,
   );
+  const toolEfficiency = db.prepare<[string, number, number], ToolEfficiencySums>(
+    `SELECT c.tool, count(*) AS workflows, sum(e.efficiency_score) AS efficiencyScore
+       FROM (SELECT DISTINCT tool, workflow_id FROM tool_calls WHERE tenant_id = ? AND at >= ? AND at < ?) c
+       JOIN efficiency e ON e.workflow_id = c.workflow_id
+      GROUP BY c.tool ORDER BY c.tool`,
+  );
   const raw = createRawUsageQueries(db);
   const rollups = createRollupReader(db);
 
@@ -290,7 +297,11 @@ export function createSqliteUsageAnalyticsStore(db: Db): UsageAnalyticsStore {
     },
 
     async toolCalls(tenantId, { from, to }) {
-      return { byToolAgent: toolAgent.all(tenantId, from, to), pairs: toolPairs.all(tenantId, from, to) };
+      return {
+        byToolAgent: toolAgent.all(tenantId, from, to),
+        pairs: toolPairs.all(tenantId, from, to),
+        efficiency: toolEfficiency.all(tenantId, from, to),
+      };
     },
 
     async models(tenantId, window): Promise<ModelSums[]> {

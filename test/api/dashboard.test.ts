@@ -444,6 +444,15 @@ describe('GET /v1/analytics/tools and /v1/analytics/models against the raw rows'
       );
       expect(figures.avg_result_quality).toBe(avg(mine.map((r) => (r.success && r.status === 'completed' ? 1 : 0))));
       expect(figures.by_agent).toEqual({ a: { calls: mine.length, success: avg(mine.map((r) => r.success)) } });
+      // The seed's avg_efficiency: the mean efficiency_score of the workflows that called the tool, each once.
+      const scores = ro
+        .prepare(
+          `SELECT e.efficiency_score AS score FROM efficiency e WHERE e.workflow_id IN
+             (SELECT workflow_id FROM tool_calls WHERE tenant_id = 'acme' AND tool = ?)`,
+        )
+        .all(tool) as Array<{ score: number }>;
+      expect(scores.length).toBeGreaterThan(0);
+      expect(figures.avg_efficiency).toBe(avg(scores.map((r) => r.score)));
     }
     expect(report.by_tool.inspect_current_node.common_patterns).toEqual([
       'inspect_current_node → list_siblings_children',

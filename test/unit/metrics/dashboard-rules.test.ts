@@ -130,14 +130,26 @@ describe('tool insights', () => {
         { tool: 'grep', next: 'read', count: 3 },
         { tool: 'grep', next: 'slow', count: 1 },
       ],
+      efficiency: [{ tool: 'grep', workflows: 4, efficiencyScore: 3 }],
     });
     expect(report.insights).toEqual([
       'explore agent 100% success with grep - use more for grep calls',
       'slow averages 2000 ms per call - narrow its inputs',
       'useless succeeds but only 50% of its results feed a completed node - review what it returns',
     ]);
-    expect(report.by_tool.grep).toMatchObject({ calls: 15, success_rate: 0.8, common_patterns: ['grep → read'] });
-    const failing = toolReport({ byToolAgent: [row('grep', 'a', 10, 4), row('grep', 'b', 10, 9)], pairs: [] });
+    expect(report.by_tool.grep).toMatchObject({
+      calls: 15,
+      success_rate: 0.8,
+      avg_efficiency: 0.75,
+      common_patterns: ['grep → read'],
+    });
+    // No workflow of a tool's calls has ended yet: no efficiency to average.
+    expect(report.by_tool.slow?.avg_efficiency).toBeNull();
+    const failing = toolReport({
+      byToolAgent: [row('grep', 'a', 10, 4), row('grep', 'b', 10, 9)],
+      pairs: [],
+      efficiency: [],
+    });
     expect(failing.insights).toEqual([
       'grep fails 35% of calls - check its input schema and description',
       'grep success drops to 0.40 for agent a - simplify its calls',
