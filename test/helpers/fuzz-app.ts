@@ -104,12 +104,17 @@ async function call(
 
 interface TreeNode {
   id: string;
+  type: string;
+  spawnedWorkflowId: string | null;
   cacheKeys: string[];
   children: TreeNode[];
 }
 
+/** The nodes of the view's own workflow: a child workflow's root (declared or spawned) starts another. */
 function flatten(node: TreeNode | null): TreeNode[] {
-  return node ? [node, ...node.children.flatMap(flatten)] : [];
+  if (!node) return [];
+  const own = node.type === 'workflow' ? [] : node.children.filter((c) => c.spawnedWorkflowId === null);
+  return [node, ...own.flatMap(flatten)];
 }
 
 async function finished(t: TestApp, id: string, auth: Record<string, string>): Promise<Record<string, unknown>> {

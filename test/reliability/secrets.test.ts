@@ -326,7 +326,11 @@ interface NodeView {
   id: string;
   children: NodeView[];
 }
-const nodeIds = (node: NodeView): string[] => [node.id, ...node.children.flatMap(nodeIds)];
+/** The nodes of the view's own workflow: a child workflow's nodes (declared or spawned) have their own view. */
+const nodeIds = (node: NodeView): string[] => [
+  node.id,
+  ...node.children.filter((c) => c.spawnedWorkflowId === null && node.type !== 'workflow').flatMap(nodeIds),
+];
 
 // --- the workflows ---------------------------------------------------------------------------
 
