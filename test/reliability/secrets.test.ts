@@ -324,6 +324,8 @@ async function everyItem(path: string, field: string): Promise<any[]> {
 
 interface NodeView {
   id: string;
+  type: string;
+  spawnedWorkflowId: string | null;
   children: NodeView[];
 }
 /** The nodes of the view's own workflow: a child workflow's nodes (declared or spawned) have their own view. */
