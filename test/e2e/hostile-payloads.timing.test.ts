@@ -1,7 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBareFastify } from '../helpers/bare-fastify-reference.js';
 import { HOSTILE_DEFINITIONS, REDOS_DEFINITION } from '../helpers/hostile-payloads.js';
 import { type ServerProcess, startServer, stopAllServers, tempDir } from '../helpers/server-process.js';
 
@@ -18,17 +18,9 @@ let server: ServerProcess;
 let reference: { url: string; proc: ChildProcess };
 const tmp = tempDir('baton-hostile-');
 
-/** The bare fastify reference (test/helpers/bare-fastify.mjs) in its own process. */
-async function startReference(): Promise<{ url: string; proc: ChildProcess }> {
-  const script = new URL('../helpers/bare-fastify.mjs', import.meta.url).pathname;
-  const proc = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [chunk] = (await once(proc.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
-  return { url: chunk.toString().trim(), proc };
-}
-
 beforeAll(async () => {
   server = await startServer({ dbPath: tmp.dbPath() });
-  reference = await startReference();
+  reference = await startBareFastify();
 });
 afterAll(async () => {
   reference?.proc.kill('SIGTERM');

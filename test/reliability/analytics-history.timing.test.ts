@@ -1,7 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBareFastify } from '../helpers/bare-fastify-reference.js';
 import { type ServerProcess, startServer, stopAllServers, tempDir } from '../helpers/server-process.js';
 import { writeUsageHistory } from '../helpers/usage-history.js';
 
@@ -24,13 +24,6 @@ let server: ServerProcess;
 let reference: { url: string; proc: ChildProcess };
 const tmp = tempDir('baton-history-');
 
-async function startReference(): Promise<{ url: string; proc: ChildProcess }> {
-  const script = new URL('../helpers/bare-fastify.mjs', import.meta.url).pathname;
-  const proc = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [chunk] = (await once(proc.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
-  return { url: chunk.toString().trim(), proc };
-}
-
 beforeAll(async () => {
   const started = performance.now();
   const workflows = writeUsageHistory({
@@ -44,7 +37,7 @@ beforeAll(async () => {
     `history: ${CALLS} calls, ${workflows} workflows in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
   server = await startServer({ dbPath: tmp.dbPath(), env: { RETENTION_DAYS: '0' }, startTimeoutMs: 120_000 });
-  reference = await startReference();
+  reference = await startBareFastify();
 }, 900_000);
 afterAll(async () => {
   reference?.proc.kill('SIGTERM');
