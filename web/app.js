@@ -168,7 +168,7 @@ async function efficiencyRecords(from) {
     if (cursor) q.set('cursor', cursor);
     const body = await api(`/v1/metrics/efficiency?${q}`);
     records.push(...body.records);
-    cursor = body.nextCursor;
+    cursor = body.next_cursor;
     if (!cursor) break;
   }
   return records;
@@ -822,11 +822,11 @@ async function analyticsPage() {
       (retrieval.models ?? []).map((m) => [
         theirs(m.model),
         m.runs,
-        num(m.meanRetrievalCalls),
-        num(m.meanSteps),
-        pct(m.loopExhaustedRate),
-        num(m.meanOutcomeReward),
-        m.guardInterventions,
+        num(m.mean_retrieval_calls),
+        num(m.mean_steps),
+        pct(m.loop_exhausted_rate),
+        num(m.mean_outcome_reward),
+        m.guard_interventions,
         num(m.gap),
       ]),
     ),
@@ -836,10 +836,10 @@ async function analyticsPage() {
       (selection.strategies ?? []).map((x) => [
         x.strategy,
         x.runs,
-        num(x.meanAggregateReward),
-        pct(x.successRate),
-        usd(x.costPerSuccessUsd),
-        usd(x.simulatedCostPerSuccessUsd),
+        num(x.mean_aggregate_reward),
+        pct(x.success_rate),
+        usd(x.cost_per_success_usd),
+        usd(x.simulated_cost_per_success_usd),
       ]),
     ),
   );

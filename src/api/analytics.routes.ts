@@ -10,28 +10,28 @@ import { errorResponses } from './schemas.js';
 
 const FiguresSchema = z.object({
   tasks: z.int().describe('Workflows (tasks) with at least one retrieval run: the seed counts engagement per task.'),
-  meanRetrievalCallsPerTask: z.number().describe('Retrieval calls per task (all its retrieval runs together).'),
-  meanStepsPerTask: z.number().describe('Model turns of retrieval runs per task.'),
+  mean_retrieval_calls_per_task: z.number().describe('Retrieval calls per task (all its retrieval runs together).'),
+  mean_steps_per_task: z.number().describe('Model turns of retrieval runs per task.'),
   runs: z.int().describe('Prompt runs with retrieval (a task may have several: prompts, attempts).'),
-  meanRetrievalCalls: z.number().describe('Mean retrieval calls per run: what the gap and the auto guard compare.'),
-  meanSteps: z.number().describe('Mean model turns per run, a forced final answer included.'),
-  loopExhaustedRate: z.number().describe('Share of runs that used every turn without finalizing.'),
-  meanOutcomeReward: z.number().nullable().describe('Mean outcome reward of the runs’ workflows; null: none yet.'),
-  guardInterventions: z.int().describe('Early finalizes the engagement guard refused.'),
+  mean_retrieval_calls: z.number().describe('Mean retrieval calls per run: what the gap and the auto guard compare.'),
+  mean_steps: z.number().describe('Mean model turns per run, a forced final answer included.'),
+  loop_exhausted_rate: z.number().describe('Share of runs that used every turn without finalizing.'),
+  mean_outcome_reward: z.number().nullable().describe('Mean outcome reward of the runs’ workflows; null: none yet.'),
+  guard_interventions: z.int().describe('Early finalizes the engagement guard refused.'),
 });
 
 const ModelEngagementSchema = z.object({
   model: z.string().describe('provider/model.'),
   ...FiguresSchema.shape,
   gap: z.number().nullable().describe('Mean retrieval calls / the reference’s − 1 (1.33 vs 2.33 → −0.4292).'),
-  gapPercent: z.int().nullable().describe('The gap in percent, rounded (−43).'),
-  withGuard: FiguresSchema.nullable().describe('Runs an engagement guard applied to.'),
-  withoutGuard: FiguresSchema.nullable().describe('Runs without a guard.'),
+  gap_percent: z.int().nullable().describe('The gap in percent, rounded (−43).'),
+  with_guard: FiguresSchema.nullable().describe('Runs an engagement guard applied to.'),
+  without_guard: FiguresSchema.nullable().describe('Runs without a guard.'),
 });
 
 const RetrievalAnalyticsSchema = z.object({
   reference: z.string().nullable().describe('The model gaps are measured against: `reference`, else the most engaged.'),
-  taskType: z.string().nullable(),
+  task_type: z.string().nullable(),
   from: z.string().nullable(),
   to: z.string().nullable(),
   models: z.array(ModelEngagementSchema),
@@ -74,7 +74,7 @@ export async function analyticsRoutes(
         ...(from === undefined ? {} : { from: Date.parse(from) }),
         ...(to === undefined ? {} : { to: Date.parse(to) + 1 }),
       });
-      return { ...engagementReport(sums, reference), taskType: taskType ?? null, from: from ?? null, to: to ?? null };
+      return { ...engagementReport(sums, reference), task_type: taskType ?? null, from: from ?? null, to: to ?? null };
     },
   );
 }

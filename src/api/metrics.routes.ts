@@ -34,11 +34,12 @@ const AveragesSchema = z.object({
     .describe('What sim/* calls would have cost at their tier price, per record: not money.'),
 });
 
+/** A snake_case envelope: its records are the seed's snake_case records. */
 const NextCursorSchema = z.string().nullable().describe('Pass as ?cursor= for the next page; null on the last.');
 
 const EfficiencyListSchema = z.object({
   records: z.array(EfficiencyRecordSchema).describe('Newest first, one page.'),
-  nextCursor: NextCursorSchema,
+  next_cursor: NextCursorSchema,
   aggregate: z
     .object({ by_task_type: z.record(z.string(), AveragesSchema), overall: AveragesSchema })
     .describe('Running averages by task type over the whole filtered window, every page (the seed’s aggregate.json).'),
@@ -46,7 +47,7 @@ const EfficiencyListSchema = z.object({
 
 const RewardListSchema = z.object({
   records: z.array(RewardRecordSchema).describe('Newest first, one page.'),
-  nextCursor: NextCursorSchema,
+  next_cursor: NextCursorSchema,
   averages: z
     .object({
       count: z.int(),
@@ -68,7 +69,7 @@ const WorkflowMetricsSchema = z.object({
 const RangeQuery = {
   from: z.iso.datetime().optional().describe('Completed at or after (ISO-8601).'),
   to: z.iso.datetime().optional().describe('Completed at or before (ISO-8601).'),
-  cursor: z.string().min(1).max(500).optional().describe('nextCursor of the previous page.'),
+  cursor: z.string().min(1).max(500).optional().describe('next_cursor of the previous page.'),
   limit: z.coerce.number().int().min(1).max(1000).default(100).describe('Records to return, newest first; 1-1000.'),
 };
 // Strict: a misspelt filter (the old `task_type`) is a 400 with a suggestion, not silently ignored.
@@ -158,7 +159,7 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
         deps.metrics.listEfficiency(request.tenantId, filter, cursor ?? null, limit).catch(asQueryError),
         deps.metrics.efficiencySums(request.tenantId, filter),
       ]);
-      return { records: page.items, nextCursor: page.nextCursor, aggregate: efficiencyAggregate(sums) };
+      return { records: page.items, next_cursor: page.nextCursor, aggregate: efficiencyAggregate(sums) };
     },
   );
 
@@ -228,7 +229,7 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
         deps.metrics.listRewards(request.tenantId, window, cursor ?? null, limit).catch(asQueryError),
         deps.metrics.rewardSums(request.tenantId, window),
       ]);
-      return { records: page.items, nextCursor: page.nextCursor, averages: rewardAverages(sums) };
+      return { records: page.items, next_cursor: page.nextCursor, averages: rewardAverages(sums) };
     },
   );
 }

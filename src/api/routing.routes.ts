@@ -39,7 +39,7 @@ const ClassificationSchema = z.object({
   source: z.enum(['declared', 'signals', 'tree']),
   score: z.number().nullable().describe('Sum of the signal weights; null when the complexity was declared.'),
   signals: z.array(z.enum(TASK_SIGNALS)).describe('The signals that were summed.'),
-  promptNodes: z.int().describe('Prompt nodes in `root` (0 without it).'),
+  prompt_nodes: z.int().describe('Prompt nodes in `root` (0 without it).'),
   allocation: AllocationSchema,
   models: z
     .record(z.enum(AGENT_ROLES), z.string())
@@ -81,7 +81,7 @@ export async function routingRoutes(app: FastifyInstance, opts: { deps: { models
       ) as Record<(typeof AGENT_ROLES)[number], string>;
       return {
         ...explained,
-        promptNodes,
+        prompt_nodes: promptNodes,
         allocation: COMPLEXITY_ALLOCATIONS[explained.complexity],
         models: roleModels,
       };

@@ -11,16 +11,19 @@ import { errorResponses } from './schemas.js';
 export const StrategyFiguresSchema = z.object({
   strategy: z.enum(SELECTION_STRATEGIES),
   runs: z.int().describe('Ended runs with a prompt that selected its agent with this strategy (each run once).'),
-  meanAggregateReward: z.number().nullable().describe('Mean aggregate reward of those runs; null: none rewarded.'),
-  successRate: z.number().nullable().describe('Share of those runs with outcome success; null: no runs.'),
-  costUsd: z.number().describe('Their real model cost.'),
-  simulatedCostUsd: z.number().describe('What their sim/* calls would have cost (not money).'),
-  costPerSuccessUsd: z.number().nullable().describe('costUsd / successful runs; null: no success.'),
-  simulatedCostPerSuccessUsd: z.number().nullable().describe('simulatedCostUsd / successful runs; null: no success.'),
+  mean_aggregate_reward: z.number().nullable().describe('Mean aggregate reward of those runs; null: none rewarded.'),
+  success_rate: z.number().nullable().describe('Share of those runs with outcome success; null: no runs.'),
+  cost_usd: z.number().describe('Their real model cost.'),
+  simulated_cost_usd: z.number().describe('What their sim/* calls would have cost (not money).'),
+  cost_per_success_usd: z.number().nullable().describe('cost_usd / successful runs; null: no success.'),
+  simulated_cost_per_success_usd: z
+    .number()
+    .nullable()
+    .describe('simulated_cost_usd / successful runs; null: no success.'),
 });
 
 const SelectionAnalyticsSchema = z.object({
-  taskType: z.string().nullable(),
+  task_type: z.string().nullable(),
   from: z.string().nullable(),
   to: z.string().nullable(),
   strategies: z.array(StrategyFiguresSchema).describe('Every strategy, in a fixed order (greedy, thompson).'),
@@ -58,7 +61,7 @@ export async function selectionRoutes(app: FastifyInstance, opts: { deps: { agen
         ...(from === undefined ? {} : { from: Date.parse(from) }),
         ...(to === undefined ? {} : { to: Date.parse(to) }),
       });
-      return { taskType: taskType ?? null, from: from ?? null, to: to ?? null, strategies: strategyReport(sums) };
+      return { task_type: taskType ?? null, from: from ?? null, to: to ?? null, strategies: strategyReport(sums) };
     },
   );
 }

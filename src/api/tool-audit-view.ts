@@ -3,7 +3,11 @@ import { tooDeepPath } from '../domain/json-depth.js';
 import { AUDIT_LIMITS, BIAS_PATTERNS } from '../tools/description-audit.js';
 import { descriptionSites } from '../tools/schema-descriptions.js';
 
-/** HTTP shapes of GET /v1/tools and POST /v1/tools/audit (DESIGN §10, §11: camelCase). */
+/**
+ * HTTP shapes of GET /v1/tools and POST /v1/tools/audit, in snake_case: the audit report is the
+ * tools-audit seed's record, and it sits beside tool definitions in the providers' own shape
+ * (`input_schema`), which a response may not mix with camelCase.
+ */
 
 const { maxTools, maxDescriptionLength, maxSchemaDepth, maxListedFindings } = AUDIT_LIMITS;
 
@@ -73,10 +77,14 @@ export const AuditFindingSchema = z.object({
 });
 
 const counts = {
-  descriptionsScanned: z.int().min(0).describe('Non-blank descriptions: the tool’s own and every parameter’s.'),
-  biasedDescriptions: z.int().min(0).describe('Descriptions with at least one finding.'),
-  findingCount: z.int().min(0),
-  biasRate: z.number().min(0).max(1).describe('biasedDescriptions / descriptionsScanned; 0 when nothing was scanned.'),
+  descriptions_scanned: z.int().min(0).describe('Non-blank descriptions: the tool’s own and every parameter’s.'),
+  biased_descriptions: z.int().min(0).describe('Descriptions with at least one finding.'),
+  finding_count: z.int().min(0),
+  bias_rate: z
+    .number()
+    .min(0)
+    .max(1)
+    .describe('biased_descriptions / descriptions_scanned; 0 when nothing was scanned.'),
 };
 
 export const ToolAuditSchema = z.object({
@@ -96,10 +104,10 @@ export const ByPatternSchema = z
 
 export const ToolAuditReportSchema = z.object({
   totals: z.object({ tools: z.int().min(0), ...counts }),
-  byPattern: ByPatternSchema,
+  by_pattern: ByPatternSchema,
   tools: z.array(ToolAuditSchema).describe('One entry per tool, in the order given.'),
   findings: z.array(AuditFindingSchema).describe(`Every finding, at most ${maxListedFindings} listed.`),
-  findingsTruncated: z.boolean().describe(`true when more than ${maxListedFindings} findings were counted.`),
+  findings_truncated: z.boolean().describe(`true when more than ${maxListedFindings} findings were counted.`),
 });
 
 export const BuiltInToolListSchema = z.object({
@@ -110,5 +118,5 @@ export const BuiltInToolListSchema = z.object({
     }),
   ),
   totals: ToolAuditReportSchema.shape.totals,
-  byPattern: ByPatternSchema,
+  by_pattern: ByPatternSchema,
 });

@@ -34,12 +34,12 @@ export async function toolRoutes(
     async (request) => {
       const definitions = tools.definitions(tools.names());
       const options = { behaviouralTools: await behaviouralTools(request.tenantId) };
-      const { totals, byPattern } = auditTools(definitions, options);
+      const { totals, by_pattern } = auditTools(definitions, options);
       const items = definitions.map((definition) => {
         const own = auditTools([definition], options);
         return { definition, audit: { ...(own.tools[0] as ToolAudit), findings: own.findings } };
       });
-      return { items, totals, byPattern };
+      return { items, totals, by_pattern };
     },
   );
 

@@ -1,14 +1,18 @@
 import { z } from 'zod';
+import { type ResolvedAgent, SELECTION_STRATEGIES } from '../domain/agent-selection.js';
 import { ErrorInfoSchema } from '../domain/errors.js';
+import { AGENT_ROLES } from '../domain/names.js';
 import {
   SPAN_FIELD_SCHEMAS,
   SPAN_STATUSES,
+  type SpanFieldsByType,
   type SpanRecord,
   type SpanType,
   TRACE_STATUSES,
   type TraceRecord,
   type TraceSummary,
 } from '../domain/spans.js';
+import { COMPLEXITIES } from '../domain/task.js';
 import type { Totals, UsageFigures } from './usage-totals.js';
 import { iso } from './workflow-view.js';
 
@@ -20,6 +24,50 @@ import { iso } from './workflow-view.js';
 
 const IsoTime = z.iso.datetime().nullable();
 
+/**
+ * A handoff span keeps the selection the workflow definition holds (camelCase, as the workflow API
+ * shows it); the trace shows it in the seed's casing.
+ */
+const SelectionViewSchema = z
+  .object({
+    role: z.enum(AGENT_ROLES),
+    strategy: z.enum(SELECTION_STRATEGIES),
+    candidates: z.array(
+      z.object({
+        agent: z.string(),
+        version: z.int().nullable().describe('Registry version; null: an agent of the definition.'),
+        runs: z.int().describe('Past rewarded runs of the same task type and complexity.'),
+        mean_reward: z.number().nullable().describe('Their mean aggregate reward; null without history.'),
+        score: z.number().describe('What the strategy ranked by.'),
+      }),
+    ),
+    task_type: z.string(),
+    complexity: z.enum(COMPLEXITIES),
+  })
+  .describe("When to_agent was selected: role, strategy, task type, complexity and every candidate's score.");
+
+function toSelectionView(s: NonNullable<ResolvedAgent['selection']>): z.infer<typeof SelectionViewSchema> {
+  return {
+    role: s.role,
+    strategy: s.strategy,
+    candidates: s.candidates.map((c) => ({
+      agent: c.agent,
+      version: c.version,
+      runs: c.runs,
+      mean_reward: c.meanReward,
+      score: c.score,
+    })),
+    task_type: s.taskType,
+    complexity: s.complexity,
+  };
+}
+
+/** The fields of a span type as the trace shows them. */
+function fieldViewShape<T extends SpanType>(type: T) {
+  const shape = SPAN_FIELD_SCHEMAS[type].shape;
+  return type === 'handoff_span' ? { ...shape, selection: SelectionViewSchema.optional() } : shape;
+}
+
 /** One span view per type, so the OpenAPI document lists each type's fields. */
 function spanViewSchema<T extends SpanType>(type: T) {
   return z
@@ -27,7 +75,7 @@ function spanViewSchema<T extends SpanType>(type: T) {
       span_id: z.string().describe('span_ + 24 hex, time-ordered.'),
       parent_id: z.string().nullable(),
       type: z.literal(type),
-      ...SPAN_FIELD_SCHEMAS[type].shape,
+      ...fieldViewShape(type),
       started_at: z.iso.datetime(),
       ended_at: IsoTime.describe('null while the span is open.'),
       status: z.enum(SPAN_STATUSES).nullable().describe('null while open; interrupted when the process stopped.'),
@@ -85,7 +133,7 @@ export type TraceView = z.infer<typeof TraceViewSchema>;
 
 export const TracePageSchema = z.object({
   items: z.array(TraceSummaryViewSchema),
-  nextCursor: z.string().nullable(),
+  next_cursor: z.string().nullable().describe('Pass as ?cursor= for the next page; null on the last.'),
 });
 
 /** Keys a span's type fields may not shadow. */
@@ -127,6 +175,10 @@ export function toSpanView(span: SpanRecord, children: readonly string[]): SpanV
   const view: Record<string, unknown> = { span_id: span.spanId, parent_id: span.parentId, type: span.type };
   for (const [key, value] of Object.entries(span.fields)) {
     if (!RESERVED.has(key)) view[key] = value;
+  }
+  if (span.type === 'handoff_span') {
+    const { selection } = span.fields as SpanFieldsByType['handoff_span'];
+    if (selection !== undefined) view.selection = toSelectionView(selection);
   }
   view.started_at = new Date(span.startedAt).toISOString();
   view.ended_at = iso(span.endedAt);

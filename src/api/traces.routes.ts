@@ -29,7 +29,7 @@ const TraceListQuerySchema = z.object({
   status: z.enum(TRACE_STATUSES).optional().describe('active: the root workflow is not terminal yet.'),
   from: IsoInstant.optional().describe('Traces submitted at or after this instant (ISO-8601).'),
   to: IsoInstant.optional().describe('Traces submitted before this instant (ISO-8601).'),
-  cursor: z.string().min(1).max(500).optional().describe('nextCursor of the previous page.'),
+  cursor: z.string().min(1).max(500).optional().describe('next_cursor of the previous page.'),
   limit: z.coerce.number().int().min(1).max(100).default(20).describe('Page size, 1-100.'),
 });
 
@@ -50,7 +50,7 @@ export async function traceRoutes(
         description: 'Summaries without spans; filter by workflow, group (correlationId), status and time range.',
         querystring: TraceListQuerySchema,
         response: { 200: TracePageSchema, ...errorResponses(400, 401, 429, 500) },
-        responseDescriptions: { 200: 'A page of traces; pass nextCursor as ?cursor= for the next one.' },
+        responseDescriptions: { 200: 'A page of traces; pass next_cursor as ?cursor= for the next one.' },
       },
     },
     async (request) => {
@@ -62,7 +62,7 @@ export async function traceRoutes(
       if (from !== undefined) filter.from = Date.parse(from);
       if (to !== undefined) filter.to = Date.parse(to);
       const page = await traces.traces(request.tenantId, filter, cursor ?? null, limit).catch(asQueryError);
-      return { items: page.items.map(toTraceSummaryView), nextCursor: page.nextCursor };
+      return { items: page.items.map(toTraceSummaryView), next_cursor: page.nextCursor };
     },
   );
 

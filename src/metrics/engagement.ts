@@ -12,15 +12,15 @@ export const UNDER_ENGAGEMENT_GAP = -0.3;
 export interface EngagementFigures {
   /** Workflows with a retrieval run: the seed's unit (retrievals per task). */
   tasks: number;
-  meanRetrievalCallsPerTask: number;
-  meanStepsPerTask: number;
+  mean_retrieval_calls_per_task: number;
+  mean_steps_per_task: number;
   runs: number;
-  meanRetrievalCalls: number;
-  meanSteps: number;
-  loopExhaustedRate: number;
+  mean_retrieval_calls: number;
+  mean_steps: number;
+  loop_exhausted_rate: number;
   /** Mean outcome reward of the runs' workflows; null when none has a reward yet. */
-  meanOutcomeReward: number | null;
-  guardInterventions: number;
+  mean_outcome_reward: number | null;
+  guard_interventions: number;
 }
 
 export interface ModelEngagement extends EngagementFigures {
@@ -28,10 +28,10 @@ export interface ModelEngagement extends EngagementFigures {
   /** Mean retrieval calls against the reference's, minus 1; null without a reference. */
   gap: number | null;
   /** The gap in percent, rounded: −43 for 1.33 against 2.33. */
-  gapPercent: number | null;
+  gap_percent: number | null;
   /** Runs a guard applied to, and runs without one: the guard's effect, measured. */
-  withGuard: EngagementFigures | null;
-  withoutGuard: EngagementFigures | null;
+  with_guard: EngagementFigures | null;
+  without_guard: EngagementFigures | null;
 }
 
 export interface EngagementReport {
@@ -71,14 +71,14 @@ const round = (value: number, digits = 4): number => Number(value.toFixed(digits
 function figures(t: Totals): EngagementFigures {
   return {
     tasks: t.tasks,
-    meanRetrievalCallsPerTask: t.tasks === 0 ? 0 : round(t.retrievalCalls / t.tasks),
-    meanStepsPerTask: t.tasks === 0 ? 0 : round(t.steps / t.tasks),
+    mean_retrieval_calls_per_task: t.tasks === 0 ? 0 : round(t.retrievalCalls / t.tasks),
+    mean_steps_per_task: t.tasks === 0 ? 0 : round(t.steps / t.tasks),
     runs: t.runs,
-    meanRetrievalCalls: round(t.retrievalCalls / t.runs),
-    meanSteps: round(t.steps / t.runs),
-    loopExhaustedRate: round(t.loopExhausted / t.runs),
-    meanOutcomeReward: t.rewarded === 0 ? null : round(t.outcomeReward / t.rewarded),
-    guardInterventions: t.guardInterventions,
+    mean_retrieval_calls: round(t.retrievalCalls / t.runs),
+    mean_steps: round(t.steps / t.runs),
+    loop_exhausted_rate: round(t.loopExhausted / t.runs),
+    mean_outcome_reward: t.rewarded === 0 ? null : round(t.outcomeReward / t.rewarded),
+    guard_interventions: t.guardInterventions,
   };
 }
 
@@ -137,9 +137,9 @@ export function engagementReport(sums: readonly EngagementSums[], reference?: st
           model,
           ...figures(t.all),
           gap: gap === null ? null : round(gap),
-          gapPercent: gap === null ? null : Math.round(gap * 100),
-          withGuard: t.guarded.runs === 0 ? null : figures(t.guarded),
-          withoutGuard: t.unguarded.runs === 0 ? null : figures(t.unguarded),
+          gap_percent: gap === null ? null : Math.round(gap * 100),
+          with_guard: t.guarded.runs === 0 ? null : figures(t.guarded),
+          without_guard: t.unguarded.runs === 0 ? null : figures(t.unguarded),
         };
       }),
   };

@@ -97,12 +97,12 @@ export function seededRandom(seed: number): RandomSource {
 export interface StrategyFigures {
   strategy: SelectionStrategy;
   runs: number;
-  meanAggregateReward: number | null;
-  successRate: number | null;
-  costUsd: number;
-  simulatedCostUsd: number;
-  costPerSuccessUsd: number | null;
-  simulatedCostPerSuccessUsd: number | null;
+  mean_aggregate_reward: number | null;
+  success_rate: number | null;
+  cost_usd: number;
+  simulated_cost_usd: number;
+  cost_per_success_usd: number | null;
+  simulated_cost_per_success_usd: number | null;
 }
 
 /** The seed's "A/B test new selection strategies": every strategy, with zeros when it selected nothing. */
@@ -115,12 +115,12 @@ export function strategyReport(sums: readonly StrategySums[]): StrategyFigures[]
     return {
       strategy,
       runs,
-      meanAggregateReward: s ? ratio(s.rewardSum, s.rewarded) : null,
-      successRate: ratio(successes, runs),
-      costUsd: round6(s?.costUsd ?? 0),
-      simulatedCostUsd: round6(s?.simulatedCostUsd ?? 0),
-      costPerSuccessUsd: successes === 0 ? null : round6((s?.costUsd ?? 0) / successes),
-      simulatedCostPerSuccessUsd: successes === 0 ? null : round6((s?.simulatedCostUsd ?? 0) / successes),
+      mean_aggregate_reward: s ? ratio(s.rewardSum, s.rewarded) : null,
+      success_rate: ratio(successes, runs),
+      cost_usd: round6(s?.costUsd ?? 0),
+      simulated_cost_usd: round6(s?.simulatedCostUsd ?? 0),
+      cost_per_success_usd: successes === 0 ? null : round6((s?.costUsd ?? 0) / successes),
+      simulated_cost_per_success_usd: successes === 0 ? null : round6((s?.simulatedCostUsd ?? 0) / successes),
     };
   });
 }

@@ -49,12 +49,12 @@ export interface AuditFinding {
 }
 
 interface Counts {
-  descriptionsScanned: number;
+  descriptions_scanned: number;
   /** Descriptions with at least one finding. */
-  biasedDescriptions: number;
-  findingCount: number;
-  /** biasedDescriptions / descriptionsScanned; 0 when nothing was scanned. */
-  biasRate: number;
+  biased_descriptions: number;
+  finding_count: number;
+  /** biased_descriptions / descriptions_scanned; 0 when nothing was scanned. */
+  bias_rate: number;
 }
 
 export interface ToolAudit extends Counts {
@@ -65,12 +65,12 @@ export interface ToolAudit extends Counts {
 export interface AuditReport {
   totals: Counts & { tools: number };
   /** Findings per detector; every detector is listed. */
-  byPattern: Record<BiasPattern, number>;
+  by_pattern: Record<BiasPattern, number>;
   /** One entry per tool, in the order given. */
   tools: ToolAudit[];
   /** In tool order, then description order, then position; at most AUDIT_LIMITS.maxListedFindings. */
   findings: AuditFinding[];
-  findingsTruncated: boolean;
+  findings_truncated: boolean;
 }
 
 export interface AuditOptions {
@@ -108,15 +108,21 @@ export function detectBias(text: string): Array<{ pattern: BiasPattern; match: s
 
 const rate = (biased: number, scanned: number): number => (scanned === 0 ? 0 : biased / scanned);
 
-function tierOf(name: string, findingCount: number, options: AuditOptions): AuditTier {
+function tierOf(name: string, findings: number, options: AuditOptions): AuditTier {
   if (options.behaviouralTools?.has(name)) return 2;
-  return findingCount > 0 ? 1 : 0;
+  return findings > 0 ? 1 : 0;
 }
 
 export function auditTools(tools: readonly ToolDefinition[], options: AuditOptions = {}): AuditReport {
-  const byPattern = Object.fromEntries(BIAS_PATTERNS.map((p) => [p, 0])) as Record<BiasPattern, number>;
+  const by_pattern = Object.fromEntries(BIAS_PATTERNS.map((p) => [p, 0])) as Record<BiasPattern, number>;
   const findings: AuditFinding[] = [];
-  const totals = { tools: tools.length, descriptionsScanned: 0, biasedDescriptions: 0, findingCount: 0, biasRate: 0 };
+  const totals = {
+    tools: tools.length,
+    descriptions_scanned: 0,
+    biased_descriptions: 0,
+    finding_count: 0,
+    bias_rate: 0,
+  };
   const audits = tools.map((tool): ToolAudit => {
     const sites = descriptionSites(tool);
     let biased = 0;
@@ -126,23 +132,23 @@ export function auditTools(tools: readonly ToolDefinition[], options: AuditOptio
       if (hits.length > 0) biased += 1;
       count += hits.length;
       for (const hit of hits) {
-        byPattern[hit.pattern] += 1;
+        by_pattern[hit.pattern] += 1;
         if (findings.length < AUDIT_LIMITS.maxListedFindings)
           findings.push({ tool: tool.name, path: site.path, ...hit });
       }
     }
-    totals.descriptionsScanned += sites.length;
-    totals.biasedDescriptions += biased;
-    totals.findingCount += count;
+    totals.descriptions_scanned += sites.length;
+    totals.biased_descriptions += biased;
+    totals.finding_count += count;
     return {
       tool: tool.name,
       tier: tierOf(tool.name, count, options),
-      descriptionsScanned: sites.length,
-      biasedDescriptions: biased,
-      findingCount: count,
-      biasRate: rate(biased, sites.length),
+      descriptions_scanned: sites.length,
+      biased_descriptions: biased,
+      finding_count: count,
+      bias_rate: rate(biased, sites.length),
     };
   });
-  totals.biasRate = rate(totals.biasedDescriptions, totals.descriptionsScanned);
-  return { totals, byPattern, tools: audits, findings, findingsTruncated: totals.findingCount > findings.length };
+  totals.bias_rate = rate(totals.biased_descriptions, totals.descriptions_scanned);
+  return { totals, by_pattern, tools: audits, findings, findings_truncated: totals.finding_count > findings.length };
 }

@@ -25,10 +25,10 @@ async function pages(url: string, key: 'records', id: (r: Record<string, unknown
   do {
     const res = await t.app.inject({ method: 'GET', url: `${url}&limit=2${cursor ? `&cursor=${cursor}` : ''}` });
     expect(res.statusCode, res.body).toBe(200);
-    const body: Record<string, unknown> & { nextCursor: string | null } = res.json();
+    const body: Record<string, unknown> & { next_cursor: string | null } = res.json();
     first ??= body;
     seen.push(...(body[key] as Array<Record<string, unknown>>).map(id));
-    cursor = body.nextCursor;
+    cursor = body.next_cursor;
   } while (cursor !== null);
   return { seen, first: first as Record<string, unknown> };
 }

@@ -74,18 +74,18 @@ describe('retrieval engagement and the guard', () => {
     }
     const before = await analytics();
     expect(before.body.reference).toBe('openai/gpt-eager');
-    expect(before.eager).toMatchObject({ runs: 3, meanRetrievalCalls: 2.3333, meanSteps: 3.3333, gap: 0 });
+    expect(before.eager).toMatchObject({ runs: 3, mean_retrieval_calls: 2.3333, mean_steps: 3.3333, gap: 0 });
     expect(before.shy).toMatchObject({
       runs: 3,
-      meanRetrievalCalls: 1.3333,
-      meanSteps: 2.3333,
-      loopExhaustedRate: 0,
+      mean_retrieval_calls: 1.3333,
+      mean_steps: 2.3333,
+      loop_exhausted_rate: 0,
       gap: -0.4286,
-      gapPercent: -43,
-      guardInterventions: 0,
-      withGuard: null,
+      gap_percent: -43,
+      guard_interventions: 0,
+      with_guard: null,
     });
-    expect(before.shy.meanOutcomeReward).toEqual(expect.any(Number));
+    expect(before.shy.mean_outcome_reward).toEqual(expect.any(Number));
 
     // The same tasks again with the auto guard: only the shy model is under −30%, so only it is guarded.
     const guarded: string[] = [];
@@ -112,13 +112,13 @@ describe('retrieval engagement and the guard', () => {
     expect(guardText).toBe('You finalized after 1 retrievals; at least 2 are expected. You have 3 turns left.');
 
     const after = await analytics();
-    expect(after.shy).toMatchObject({ runs: 6, guardInterventions: 2 });
-    expect(after.shy.withGuard).toMatchObject({ runs: 3, meanRetrievalCalls: 2, guardInterventions: 2 });
-    expect(after.shy.withoutGuard).toMatchObject({ runs: 3, meanRetrievalCalls: 1.3333 });
+    expect(after.shy).toMatchObject({ runs: 6, guard_interventions: 2 });
+    expect(after.shy.with_guard).toMatchObject({ runs: 3, mean_retrieval_calls: 2, guard_interventions: 2 });
+    expect(after.shy.without_guard).toMatchObject({ runs: 3, mean_retrieval_calls: 1.3333 });
     // The eager model was never guarded: auto found nothing to correct.
-    expect(after.eager).toMatchObject({ runs: 6, guardInterventions: 0, withGuard: null });
+    expect(after.eager).toMatchObject({ runs: 6, guard_interventions: 0, with_guard: null });
     expect(after.shy.gap as number).toBeGreaterThan(before.shy.gap as number);
-    expect(after.shy.gapPercent).toBe(-29);
+    expect(after.shy.gap_percent).toBe(-29);
   });
 
   it('makes `retrieve` Tier 2 in the description audit while a model under-engages (here at −29% overall: not)', async () => {
@@ -173,8 +173,13 @@ describe('retrieval engagement and the guard', () => {
     expect((await waitForStatus(app.t.app, res.json().id)).status).toBe('completed');
     const { eager } = await analytics('taskType=twice');
     // gpt-eager retrieves 3 times on task 3, in each prompt: 6 per task, 3 per run.
-    expect(eager).toMatchObject({ tasks: 1, meanRetrievalCallsPerTask: 6, runs: 2, meanRetrievalCalls: 3 });
-    expect(Object.keys(eager).slice(0, 4)).toEqual(['model', 'tasks', 'meanRetrievalCallsPerTask', 'meanStepsPerTask']);
+    expect(eager).toMatchObject({ tasks: 1, mean_retrieval_calls_per_task: 6, runs: 2, mean_retrieval_calls: 3 });
+    expect(Object.keys(eager).slice(0, 4)).toEqual([
+      'model',
+      'tasks',
+      'mean_retrieval_calls_per_task',
+      'mean_steps_per_task',
+    ]);
   });
 
   it('validates its query; a task type without runs has no models', async () => {

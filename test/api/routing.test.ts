@@ -20,7 +20,7 @@ describe('POST /v1/complexity/classify', () => {
       source: 'signals',
       score: 4,
       signals: ['feature', 'security', 'many_files'],
-      promptNodes: 0,
+      prompt_nodes: 0,
       allocation: {
         max_agents: 8,
         planning: 'opus',
@@ -49,7 +49,7 @@ describe('POST /v1/complexity/classify', () => {
       source: 'tree',
       signals: ['many_files'],
       score: 1,
-      promptNodes: 6,
+      prompt_nodes: 6,
     });
   });
 

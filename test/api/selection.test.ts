@@ -60,13 +60,13 @@ interface Handoff {
   selection?: {
     strategy: string;
     role: string;
-    taskType: string;
+    task_type: string;
     complexity: string;
     candidates: Array<{
       agent: string;
       version: number | null;
       runs: number;
-      meanReward: number | null;
+      mean_reward: number | null;
       score: number;
     }>;
   };
@@ -113,21 +113,21 @@ describe('agent selection', () => {
     expect(span.selection).toEqual({
       role: 'development',
       strategy: 'greedy',
-      taskType: 'bug_fix_task',
+      task_type: 'bug_fix_task',
       complexity: 'simple',
       candidates: [
         {
           agent: 'flaky',
           version: 1,
           runs: 3,
-          meanReward: round4(mean(history.flaky ?? [])),
+          mean_reward: round4(mean(history.flaky ?? [])),
           score: round4(mean(history.flaky ?? [])),
         },
         {
           agent: 'steady',
           version: 1,
           runs: 3,
-          meanReward: round4(mean(history.steady ?? [])),
+          mean_reward: round4(mean(history.steady ?? [])),
           score: round4(mean(history.steady ?? [])),
         },
       ],
@@ -168,26 +168,26 @@ describe('agent selection', () => {
       const successes = runs.filter((r) => r.status === 'completed').length;
       return {
         runs: runs.length,
-        meanAggregateReward: round4(mean(runs.map((r) => r.aggregate))),
-        successRate: round4(successes / runs.length),
-        costUsd: 0,
-        costPerSuccessUsd: 0,
-        simulatedCostPerSuccessUsd: expect.any(Number),
+        mean_aggregate_reward: round4(mean(runs.map((r) => r.aggregate))),
+        success_rate: round4(successes / runs.length),
+        cost_usd: 0,
+        cost_per_success_usd: 0,
+        simulated_cost_per_success_usd: expect.any(Number),
       };
     };
     expect(body).toMatchObject({
-      taskType: 'bug_fix_task',
+      task_type: 'bug_fix_task',
       strategies: [
         { strategy: 'greedy', ...figures(greedyRuns) },
         { strategy: 'thompson', ...figures(thompsonRuns) },
       ],
     });
-    expect(body.strategies[1].successRate).toBeLessThan(1);
-    expect(body.strategies[0].successRate).toBe(1);
+    expect(body.strategies[1].success_rate).toBeLessThan(1);
+    expect(body.strategies[0].success_rate).toBe(1);
     const other = await t.app.inject({ method: 'GET', url: '/v1/analytics/selection?taskType=other' });
     expect(other.json().strategies.map((s: { runs: number }) => s.runs)).toEqual([0, 0]);
     const future = await t.app.inject({ method: 'GET', url: '/v1/analytics/selection?from=2999-01-01T00:00:00Z' });
-    expect(future.json().strategies[0]).toMatchObject({ runs: 0, meanAggregateReward: null, successRate: null });
+    expect(future.json().strategies[0]).toMatchObject({ runs: 0, mean_aggregate_reward: null, success_rate: null });
     // The dashboard shows the same comparison over its window (every run here is recent).
     const all = (await t.app.inject({ method: 'GET', url: '/v1/analytics/selection' })).json();
     const dashboard = (await t.app.inject({ method: 'GET', url: '/v1/dashboard?days=90' })).json();

@@ -48,18 +48,18 @@ describe('POST /v1/tools/audit', () => {
     ]);
     expect(report.totals).toEqual({
       tools: 3,
-      descriptionsScanned: 7,
-      biasedDescriptions: 2,
-      findingCount: 2,
-      biasRate: 2 / 7,
+      descriptions_scanned: 7,
+      biased_descriptions: 2,
+      finding_count: 2,
+      bias_rate: 2 / 7,
     });
-    expect(report.byPattern).toEqual({
+    expect(report.by_pattern).toEqual({
       'cot-imperative': 1,
       'narrative-voice': 1,
       'verbose-hedging': 0,
       'meta-reference': 0,
     });
-    expect(report.findingsTruncated).toBe(false);
+    expect(report.findings_truncated).toBe(false);
   });
 
   it('holds word boundaries and curly apostrophes over HTTP', async () => {
@@ -77,7 +77,7 @@ describe('POST /v1/tools/audit', () => {
       tools: [{ name: 'x', input_schema: { type: 'object' }, type: 'custom', cache_control: { type: 'ephemeral' } }],
     });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().tools[0]).toMatchObject({ tool: 'x', tier: 0, descriptionsScanned: 0 });
+    expect(res.json().tools[0]).toMatchObject({ tool: 'x', tier: 0, descriptions_scanned: 0 });
   });
 
   const refused: Array<[string, unknown, string]> = [
@@ -135,9 +135,9 @@ describe('POST /v1/tools/audit', () => {
     expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
     expect(Date.now() - started).toBeLessThan(2_000);
     const report = res.json();
-    expect(report.totals.findingCount).toBe(100 * (AUDIT_LIMITS.maxDescriptionLength / 8));
+    expect(report.totals.finding_count).toBe(100 * (AUDIT_LIMITS.maxDescriptionLength / 8));
     expect(report.findings).toHaveLength(AUDIT_LIMITS.maxListedFindings);
-    expect(report.findingsTruncated).toBe(true);
+    expect(report.findings_truncated).toBe(true);
   });
 
   it('refuses a body over the body limit with a 413', async () => {
@@ -155,8 +155,8 @@ describe('GET /v1/tools', () => {
     expect(body.items.map((i: Json) => i.definition.name)).toEqual(names);
     for (const item of body.items) {
       expect(item.definition).toEqual(t.deps.tools.definitions([item.definition.name])[0]);
-      expect(item.audit).toMatchObject({ tool: item.definition.name, tier: 0, findingCount: 0, findings: [] });
+      expect(item.audit).toMatchObject({ tool: item.definition.name, tier: 0, finding_count: 0, findings: [] });
     }
-    expect(body.totals).toMatchObject({ tools: names.length, findingCount: 0, biasRate: 0 });
+    expect(body.totals).toMatchObject({ tools: names.length, finding_count: 0, bias_rate: 0 });
   });
 });

@@ -699,7 +699,8 @@ describe("another tenant's lists and figures", () => {
     for (const view of viewRequests().filter((v) => v.method === 'GET')) {
       const page = await call('a', 'GET', `${view.url}?limit=1`);
       if (page.statusCode !== 200) continue; // a view without paging
-      const cursor = (page.json() as { nextCursor?: string | null }).nextCursor;
+      const body = page.json() as { nextCursor?: string | null; next_cursor?: string | null };
+      const cursor = body.nextCursor ?? body.next_cursor;
       if (typeof cursor !== 'string') continue;
       const res = await call('b', 'GET', `${view.url}?limit=100&cursor=${encodeURIComponent(cursor)}`);
       expect([200, 400], `${view.url} with A's cursor: ${res.body}`).toContain(res.statusCode);

@@ -307,7 +307,7 @@ async function untilEnded(id: string): Promise<any> {
   );
 }
 
-/** Every item of a paged list route (`nextCursor`). */
+/** Every item of a paged list route (`nextCursor`, or `next_cursor` on the snake_case lists). */
 async function everyItem(path: string, field: string): Promise<any[]> {
   const items: any[] = [];
   let cursor: string | null = null;
@@ -317,7 +317,7 @@ async function everyItem(path: string, field: string): Promise<any[]> {
     expect(res.status, res.text).toBe(200);
     const page = res.json();
     items.push(...page[field]);
-    cursor = page.nextCursor ?? null;
+    cursor = page.nextCursor ?? page.next_cursor ?? null;
   } while (cursor !== null);
   return items;
 }

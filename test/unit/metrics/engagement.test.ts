@@ -28,8 +28,8 @@ describe('engagement report (DESIGN §10)', () => {
     const report = engagementReport([sums('sim/opus', 3, 7), sums('sim/qwen', 3, 4)], 'sim/opus');
     expect(report.reference).toBe('sim/opus');
     const qwen = report.models.find((m) => m.model === 'sim/qwen');
-    expect(qwen).toMatchObject({ runs: 3, meanRetrievalCalls: 1.3333, gap: -0.4286, gapPercent: -43 });
-    expect(report.models.find((m) => m.model === 'sim/opus')).toMatchObject({ gap: 0, gapPercent: 0 });
+    expect(qwen).toMatchObject({ runs: 3, mean_retrieval_calls: 1.3333, gap: -0.4286, gap_percent: -43 });
+    expect(report.models.find((m) => m.model === 'sim/opus')).toMatchObject({ gap: 0, gap_percent: 0 });
   });
 
   it('takes the most engaged model as reference when none is named, and splits guarded runs', () => {
@@ -42,19 +42,19 @@ describe('engagement report (DESIGN §10)', () => {
     const a = report.models.find((m) => m.model === 'a');
     expect(a).toMatchObject({
       runs: 4,
-      meanRetrievalCalls: 1.5,
+      mean_retrieval_calls: 1.5,
       gap: -0.5,
-      guardInterventions: 2,
-      meanOutcomeReward: 0.75,
+      guard_interventions: 2,
+      mean_outcome_reward: 0.75,
     });
-    expect(a?.withGuard).toMatchObject({
+    expect(a?.with_guard).toMatchObject({
       runs: 2,
-      meanRetrievalCalls: 2,
-      guardInterventions: 2,
-      meanOutcomeReward: null,
+      mean_retrieval_calls: 2,
+      guard_interventions: 2,
+      mean_outcome_reward: null,
     });
-    expect(a?.withoutGuard).toMatchObject({ runs: 2, meanRetrievalCalls: 1 });
-    expect(report.models.find((m) => m.model === 'b')).toMatchObject({ loopExhaustedRate: 0.5, withGuard: null });
+    expect(a?.without_guard).toMatchObject({ runs: 2, mean_retrieval_calls: 1 });
+    expect(report.models.find((m) => m.model === 'b')).toMatchObject({ loop_exhausted_rate: 0.5, with_guard: null });
   });
 
   it('reports per task first (the seed counts retrievals per task), then per run', () => {
@@ -64,14 +64,14 @@ describe('engagement report (DESIGN §10)', () => {
       sums('a', 2, 2, { guarded: true, tasks: 1, modelTasks: 3 }),
     ]);
     const a = report.models[0];
-    expect(Object.keys(a ?? {}).slice(1, 4)).toEqual(['tasks', 'meanRetrievalCallsPerTask', 'meanStepsPerTask']);
-    expect(a).toMatchObject({ tasks: 3, meanRetrievalCallsPerTask: 2.6667, runs: 6, meanRetrievalCalls: 1.3333 });
-    expect(a?.withoutGuard).toMatchObject({ tasks: 2, meanRetrievalCallsPerTask: 3, meanStepsPerTask: 5 });
-    expect(a?.withGuard).toMatchObject({ tasks: 1, meanRetrievalCallsPerTask: 2 });
+    expect(Object.keys(a ?? {}).slice(1, 4)).toEqual(['tasks', 'mean_retrieval_calls_per_task', 'mean_steps_per_task']);
+    expect(a).toMatchObject({ tasks: 3, mean_retrieval_calls_per_task: 2.6667, runs: 6, mean_retrieval_calls: 1.3333 });
+    expect(a?.without_guard).toMatchObject({ tasks: 2, mean_retrieval_calls_per_task: 3, mean_steps_per_task: 5 });
+    expect(a?.with_guard).toMatchObject({ tasks: 1, mean_retrieval_calls_per_task: 2 });
   });
 
   it('has no gap without a reference that retrieved', () => {
-    expect(engagementReport([sums('a', 1, 0)]).models[0]).toMatchObject({ gap: null, gapPercent: null });
+    expect(engagementReport([sums('a', 1, 0)]).models[0]).toMatchObject({ gap: null, gap_percent: null });
     expect(engagementReport([sums('a', 1, 1)], 'missing').models[0]).toMatchObject({ gap: null });
   });
 });

@@ -19,6 +19,6 @@ describe("baton's built-in tools", () => {
     const report = auditTools(definitions);
     expect(report.findings).toEqual([]);
     expect(report.tools.filter((t) => t.tier !== 0)).toEqual([]);
-    expect(report.totals.descriptionsScanned).toBeGreaterThanOrEqual(definitions.length);
+    expect(report.totals.descriptions_scanned).toBeGreaterThanOrEqual(definitions.length);
   });
 });

@@ -97,18 +97,18 @@ describe('auditTools', () => {
     ]);
     expect(report.totals).toEqual({
       tools: 1,
-      descriptionsScanned: 7,
-      biasedDescriptions: 4,
-      findingCount: 4,
-      biasRate: 4 / 7,
+      descriptions_scanned: 7,
+      biased_descriptions: 4,
+      finding_count: 4,
+      bias_rate: 4 / 7,
     });
-    expect(report.byPattern).toEqual({
+    expect(report.by_pattern).toEqual({
       'cot-imperative': 1,
       'narrative-voice': 1,
       'verbose-hedging': 1,
       'meta-reference': 1,
     });
-    expect(report.findingsTruncated).toBe(false);
+    expect(report.findings_truncated).toBe(false);
   });
 
   it('counts per tool and tiers each: 0 clean, 1 has findings, 2 behavioural', () => {
@@ -121,41 +121,46 @@ describe('auditTools', () => {
       { behaviouralTools: new Set(['retrieve']) },
     );
     expect(report.tools).toEqual([
-      { tool: 'clean', tier: 0, descriptionsScanned: 1, biasedDescriptions: 0, findingCount: 0, biasRate: 0 },
-      { tool: 'hedgy', tier: 1, descriptionsScanned: 1, biasedDescriptions: 1, findingCount: 2, biasRate: 1 },
-      { tool: 'retrieve', tier: 2, descriptionsScanned: 1, biasedDescriptions: 0, findingCount: 0, biasRate: 0 },
+      { tool: 'clean', tier: 0, descriptions_scanned: 1, biased_descriptions: 0, finding_count: 0, bias_rate: 0 },
+      { tool: 'hedgy', tier: 1, descriptions_scanned: 1, biased_descriptions: 1, finding_count: 2, bias_rate: 1 },
+      { tool: 'retrieve', tier: 2, descriptions_scanned: 1, biased_descriptions: 0, finding_count: 0, bias_rate: 0 },
     ]);
-    expect(report.totals).toMatchObject({ tools: 3, descriptionsScanned: 3, biasedDescriptions: 1, findingCount: 2 });
-    expect(report.totals.biasRate).toBeCloseTo(1 / 3);
+    expect(report.totals).toMatchObject({
+      tools: 3,
+      descriptions_scanned: 3,
+      biased_descriptions: 1,
+      finding_count: 2,
+    });
+    expect(report.totals.bias_rate).toBeCloseTo(1 / 3);
   });
 
   it('skips blank descriptions and answers zeros for no tools', () => {
-    expect(auditTools([tool('a', '  ')]).totals).toMatchObject({ descriptionsScanned: 0, biasRate: 0 });
+    expect(auditTools([tool('a', '  ')]).totals).toMatchObject({ descriptions_scanned: 0, bias_rate: 0 });
     const empty = auditTools([]);
     expect(empty.totals).toEqual({
       tools: 0,
-      descriptionsScanned: 0,
-      biasedDescriptions: 0,
-      findingCount: 0,
-      biasRate: 0,
+      descriptions_scanned: 0,
+      biased_descriptions: 0,
+      finding_count: 0,
+      bias_rate: 0,
     });
-    expect(Object.keys(empty.byPattern)).toEqual([...BIAS_PATTERNS]);
+    expect(Object.keys(empty.by_pattern)).toEqual([...BIAS_PATTERNS]);
   });
 
   it('lists at most maxListedFindings findings but counts them all', () => {
     const many = AUDIT_LIMITS.maxListedFindings + 5;
     const report = auditTools([tool('loud', 'usually '.repeat(many))]);
     expect(report.findings).toHaveLength(AUDIT_LIMITS.maxListedFindings);
-    expect(report.totals.findingCount).toBe(many);
-    expect(report.findingsTruncated).toBe(true);
+    expect(report.totals.finding_count).toBe(many);
+    expect(report.findings_truncated).toBe(true);
   });
 
   it('walks deep and cyclic schemas without recursion', () => {
     let deep: Record<string, unknown> = { type: 'string', description: 'usually' };
     for (let i = 0; i < 20_000; i++) deep = { type: 'array', items: deep };
-    expect(auditTools([tool('deep', 'Deep.', { properties: { x: deep } })]).totals.findingCount).toBe(1);
+    expect(auditTools([tool('deep', 'Deep.', { properties: { x: deep } })]).totals.finding_count).toBe(1);
     const cyclic: Record<string, unknown> = { type: 'object', description: 'Typically cyclic.' };
     cyclic.properties = { self: cyclic };
-    expect(auditTools([{ name: 'cyclic', description: 'C.', input_schema: cyclic }]).totals.findingCount).toBe(1);
+    expect(auditTools([{ name: 'cyclic', description: 'C.', input_schema: cyclic }]).totals.finding_count).toBe(1);
   });
 });
