@@ -78,7 +78,7 @@ async function askForAdvice(
   spanId: string,
 ): Promise<ReflectionAdvice | undefined> {
   const inputs = ctx.reflections.inputs(node, at.record);
-  const { model, request, user } = preparePrompt(ctx.view, ctx, node, inputs);
+  const { model, request, user, agent } = preparePrompt(ctx.view, ctx, node, inputs);
   const reflectionRequest = {
     ...request,
     messages: [
@@ -105,17 +105,23 @@ async function askForAdvice(
   const timeoutMs = node.timeoutMs ?? DEFAULTS.nodeTimeoutMs;
   const deadline = ctx.deadlines.within(at.signal, timeoutMs, () => nodeDeadlineError(node, timeoutMs));
   try {
-    const { response } = await ctx.models.call(model, reflectionRequest, deadline.signal, {
+    const answer = await ctx.models.call(model, reflectionRequest, deadline.signal, {
       node: node.name,
       nodeId: at.record.id,
       agent: agentNameOf(node),
       attempt: at.attempt,
       turn: 1,
       purpose: 'reflection',
-      cacheable: false,
+      // The same key rules and switches as the prompt's own calls (DESIGN §6). The key covers the
+      // failed attempt's number, its error and the inputs it ran with, so a later attempt (or a
+      // revised input) asks a different question: a cached answer cannot repeat itself past the
+      // attempt budget. Only usable advice is stored.
+      cacheable: ctx.view.cacheEnabled(node, agent),
       spanId,
     });
-    return parseReflectionAdvice(responseText(response));
+    const advice = parseReflectionAdvice(responseText(answer.response));
+    if (advice !== undefined) ctx.models.remember(model, answer);
+    return advice;
   } catch (err) {
     // Cancellation and shutdown end the run; any other failure of the reflection call falls back.
     if (isShutdown(err) || isCancellation(err) || at.signal.aborted) throw err;
