@@ -112,7 +112,7 @@ async function askForAdvice(
       attempt: at.attempt,
       turn: 1,
       purpose: 'reflection',
-      // The same key rules and switches as the prompt's own calls (DESIGN §6). The key covers the
+      // The same key rules and switches as the prompt's own calls (README, Caching). The key covers the
       // failed attempt's number, its error and the inputs it ran with, so a later attempt (or a
       // revised input) asks a different question: a cached answer cannot repeat itself past the
       // attempt budget. Only usable advice is stored.
