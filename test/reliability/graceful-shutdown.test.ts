@@ -342,7 +342,10 @@ describe('graceful shutdown under load (SIGTERM)', () => {
     expect(runningAtSignal).toBe(WORKFLOWS);
     expect(before.filter(isStep2).length).toBe(CONCURRENCY);
     const step1sBefore = before.filter((r) => !isStep2(r)).map(callKey);
-    expect(step1sBefore.every((key) => key.endsWith('step-1')), step1sBefore.join()).toBe(true);
+    expect(
+      step1sBefore.every((key) => key.endsWith('step-1')),
+      step1sBefore.join(),
+    ).toBe(true);
     expect(new Set(step1sBefore).size).toBe(step1sBefore.length);
     expect(step1sBefore.length).toBeGreaterThanOrEqual(CONCURRENCY);
     // No call started after the signal (a call waiting for a slot included).
