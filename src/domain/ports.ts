@@ -422,4 +422,9 @@ export interface AgentRegistry {
   ): Promise<Map<string, AgentRewardSums>>;
   /** Per strategy, the ended runs that selected with it in the window. */
   strategySums(tenantId: string, filter: SelectionFilter): Promise<StrategySums[]>;
+  /**
+   * Per strategy, the ended runs among its newest `perStrategy` selecting uses of the task type
+   * (`strategy: "auto"` reads this on every selection: bounded by `perStrategy`, not by history).
+   */
+  recentStrategySums(tenantId: string, taskType: string, perStrategy: number): Promise<StrategySums[]>;
 }

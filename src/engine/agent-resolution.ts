@@ -1,4 +1,4 @@
-import type { AgentSelection } from '../domain/agent-selection.js';
+import { type AgentSelection, AUTO_WINDOW_USES, type SelectionStrategy } from '../domain/agent-selection.js';
 import type { AgentUse, RegisteredAgent } from '../domain/agents.js';
 import {
   type AgentConfig,
@@ -11,6 +11,7 @@ import {
 } from '../domain/definition.js';
 import { ValidationError } from '../domain/errors.js';
 import type { AgentRegistry, RandomSource } from '../domain/ports.js';
+import { type AutoDecision, decideAutoStrategy } from '../metrics/auto-strategy.js';
 import { classifyComplexity } from '../metrics/complexity.js';
 import { scoreCandidates } from '../metrics/selection.js';
 import type { Issue } from './definition-rules.js';
@@ -27,6 +28,9 @@ import type { Issue } from './definition-rules.js';
  *   registered agent of the role) are scored by past reward on runs of the same task type and
  *   complexity (metrics/selection.ts); `agent` becomes the chosen name and `resolved.selection`
  *   records the strategy and every candidate's score (the prompt's handoff span shows them).
+ *   `strategy: "auto"` resolves to greedy or thompson first (metrics/auto-strategy.ts), once per
+ *   submission: the AgentUse row and `resolved.selection.strategy` hold what it resolved to (so
+ *   its outcome counts for that strategy), `resolved.selection.auto` why.
  * Each such prompt yields an AgentUse row, the history later selections score by.
  */
 
@@ -56,6 +60,14 @@ export async function resolveAgents(
   const lookups = new Map<string, RegisteredAgent | undefined>();
   const taskType = definition.task?.type ?? 'unspecified';
   const complexity = classifyComplexity(definition.task, promptNodesOf(definition.root).size);
+
+  let auto: Promise<AutoDecision> | undefined;
+  const autoDecision = (): Promise<AutoDecision> => {
+    auto ??= deps.agents
+      .recentStrategySums(tenantId, taskType, AUTO_WINDOW_USES)
+      .then((sums) => decideAutoStrategy(sums));
+    return auto;
+  };
 
   const registered = async (name: string): Promise<RegisteredAgent | undefined> => {
     if (!lookups.has(name)) lookups.set(name, await deps.agents.get(tenantId, name));
@@ -138,9 +150,15 @@ export async function resolveAgents(
       return { ...node, resolved: { version: found.version } };
     }
     const { select } = agent;
-    const strategy = select.strategy ?? 'greedy';
     const pool = await candidatesOf(select, scope, `${path}.agent.select`);
     if (pool.length === 0) return node;
+    const requested = select.strategy ?? 'greedy';
+    let decision: AutoDecision | undefined;
+    let strategy: SelectionStrategy;
+    if (requested === 'auto') {
+      decision = await autoDecision();
+      strategy = decision.strategy;
+    } else strategy = requested;
     const names = pool.map((c) => c.name);
     const history = await deps.agents.rewardHistory(tenantId, names, taskType, complexity);
     const { chosen, scores } = scoreCandidates(names, history, strategy, deps.random);
@@ -169,7 +187,14 @@ export async function resolveAgents(
       agent: chosen,
       resolved: {
         ...(pick.version === null ? {} : { version: pick.version }),
-        selection: { role: select.role, strategy, candidates, taskType, complexity },
+        selection: {
+          role: select.role,
+          strategy,
+          ...(decision === undefined ? {} : { auto: autoReport(decision) }),
+          candidates,
+          taskType,
+          complexity,
+        },
       },
     };
   }
@@ -184,6 +209,10 @@ export async function resolveAgents(
     throw new ValidationError(`${first.path}: ${first.message}${more}`, issues);
   }
   return { definition: { ...definition, agents: { ...definition.agents, ...copied }, root }, uses };
+}
+
+function autoReport({ reason, minRuns, windowUses, figures }: AutoDecision) {
+  return { reason, minRuns, windowUses, figures };
 }
 
 /** Whether any prompt selects, names an agent its scope lacks, or sends `resolved` (no store read otherwise). */

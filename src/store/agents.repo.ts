@@ -1,3 +1,4 @@
+import { SELECTION_STRATEGIES } from '../domain/agent-selection.js';
 import {
   type AgentRewardSums,
   type AgentUse,
@@ -132,6 +133,19 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
         WHERE e.created_at >= ? AND e.created_at <= ? ${typed ? 'AND e.task_type = ?' : ''}
         GROUP BY u.strategy ORDER BY u.strategy`,
     );
+  // One strategy's newest uses through agent_uses_recent_by_strategy (migrations/0024), LIMIT first:
+  // the read is bounded by the window whatever the tenant's history holds.
+  const recentStrategy = db.prepare<[string, string, string, number], Omit<StrategyRow, 'strategy'>>(
+    `SELECT count(*) AS runs, count(r.workflow_id) AS rewarded,
+            coalesce(sum(r.aggregate_reward), 0) AS reward_sum, coalesce(sum(e.outcome = 'success'), 0) AS successes,
+            coalesce(sum(e.cost_usd), 0) AS cost_usd, coalesce(sum(e.simulated_cost_usd), 0) AS simulated_cost_usd
+       FROM (SELECT DISTINCT workflow_id FROM
+              (SELECT workflow_id FROM agent_uses INDEXED BY agent_uses_recent_by_strategy
+                WHERE tenant_id = ? AND task_type = ? AND strategy = ? AND strategy IS NOT NULL
+                ORDER BY created_at DESC LIMIT ?)) u
+       JOIN efficiency e ON e.workflow_id = u.workflow_id
+       LEFT JOIN rewards r ON r.workflow_id = u.workflow_id`,
+  );
   const strategyAll = strategyQuery(false);
   const strategyOfType = strategyQuery(true);
 
@@ -225,6 +239,24 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
           simulatedCostUsd: row.simulated_cost_usd,
         }),
       );
+    },
+
+    async recentStrategySums(tenantId, taskType, perStrategy) {
+      return SELECTION_STRATEGIES.flatMap((strategy): StrategySums[] => {
+        const row = recentStrategy.get(tenantId, taskType, strategy, perStrategy);
+        if (row === undefined || row.runs === 0) return [];
+        return [
+          {
+            strategy,
+            runs: row.runs,
+            rewarded: row.rewarded,
+            rewardSum: row.reward_sum,
+            successes: row.successes,
+            costUsd: row.cost_usd,
+            simulatedCostUsd: row.simulated_cost_usd,
+          },
+        ];
+      });
     },
   };
 }
