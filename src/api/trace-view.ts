@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type ResolvedAgent, SELECTION_STRATEGIES } from '../domain/agent-selection.js';
+import { AutoStrategySchema, type ResolvedAgent, SELECTION_STRATEGIES } from '../domain/agent-selection.js';
 import { ErrorInfoSchema } from '../domain/errors.js';
 import { AGENT_ROLES } from '../domain/names.js';
 import {
@@ -43,6 +43,23 @@ const SelectionViewSchema = z
     ),
     task_type: z.string(),
     complexity: z.enum(COMPLEXITIES),
+    auto: z
+      .object({
+        reason: AutoStrategySchema.shape.reason,
+        min_runs: z.int().describe('Rewarded runs each strategy needs on the task type before they are compared.'),
+        window_uses: z.int().describe('Newest selecting uses per strategy and task type the figures cover.'),
+        figures: z.array(
+          z.object({
+            strategy: z.enum(SELECTION_STRATEGIES),
+            runs: z.int(),
+            rewarded_runs: z.int(),
+            mean_aggregate_reward: z.number().nullable(),
+            success_rate: z.number().nullable(),
+          }),
+        ),
+      })
+      .optional()
+      .describe('Present when the prompt asked for `strategy: "auto"`: why it resolved as it did.'),
   })
   .describe("When to_agent was selected: role, strategy, task type, complexity and every candidate's score.");
 
@@ -59,6 +76,22 @@ function toSelectionView(s: NonNullable<ResolvedAgent['selection']>): z.infer<ty
     })),
     task_type: s.taskType,
     complexity: s.complexity,
+    ...(s.auto === undefined
+      ? {}
+      : {
+          auto: {
+            reason: s.auto.reason,
+            min_runs: s.auto.minRuns,
+            window_uses: s.auto.windowUses,
+            figures: s.auto.figures.map((f) => ({
+              strategy: f.strategy,
+              runs: f.runs,
+              rewarded_runs: f.rewardedRuns,
+              mean_aggregate_reward: f.meanAggregateReward,
+              success_rate: f.successRate,
+            })),
+          },
+        }),
   };
 }
 

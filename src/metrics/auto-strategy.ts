@@ -43,8 +43,8 @@ export function decideAutoStrategy(sums: readonly StrategySums[], minRuns = AUTO
       strategy: f.strategy,
       runs: f.runs,
       rewardedRuns: sums.find((s) => s.strategy === f.strategy)?.rewarded ?? 0,
-      meanAggregateReward: f.meanAggregateReward,
-      successRate: f.successRate,
+      meanAggregateReward: f.mean_aggregate_reward,
+      successRate: f.success_rate,
     }),
   );
   const greedy = figures.find((f) => f.strategy === 'greedy') as AutoFigures;

@@ -43,11 +43,11 @@ describe('strategy auto', () => {
     expect(selection.strategy).toBe('thompson');
     expect(selection.auto).toEqual({
       reason: 'insufficient_history',
-      minRuns: 10,
-      windowUses: 200,
+      min_runs: 10,
+      window_uses: 200,
       figures: [
-        { strategy: 'greedy', runs: 0, rewardedRuns: 0, meanAggregateReward: null, successRate: null },
-        { strategy: 'thompson', runs: 0, rewardedRuns: 0, meanAggregateReward: null, successRate: null },
+        { strategy: 'greedy', runs: 0, rewarded_runs: 0, mean_aggregate_reward: null, success_rate: null },
+        { strategy: 'thompson', runs: 0, rewarded_runs: 0, mean_aggregate_reward: null, success_rate: null },
       ],
     });
   });
