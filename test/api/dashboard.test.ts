@@ -131,6 +131,39 @@ async function run(at: number, definition: Json, headers: Record<string, string>
 const START = MANUAL_CLOCK_START;
 const END = START + 14 * DAY;
 
+/** A root whose agent spawns a helper (the helper spawns too, until maxDepth refuses), beside a declared child. */
+const SPAWNER: Json = {
+  name: 'family',
+  task: { type: 'unit-tests' },
+  agents: {
+    spawner: {
+      model: 'sim/haiku',
+      tools: ['request_spawn_workflow'],
+      simulate: {
+        responses: [
+          { toolUse: { name: 'request_spawn_workflow', input: { name: 'helper', description: 'Check the logs.' } } },
+          { text: 'done' },
+        ],
+      },
+    },
+    plain: { model: 'sim/sonnet' },
+  },
+  options: { limits: { maxDepth: 2 } },
+  root: {
+    type: 'sequence',
+    name: 'main',
+    steps: [
+      { type: 'prompt', name: 'ask', agent: 'spawner', user: 'Get help.' },
+      {
+        type: 'workflow',
+        name: 'declared',
+        definition: { name: 'side', root: { type: 'prompt', name: 'side', agent: 'plain', user: 'Hi.' } },
+      },
+    ],
+  },
+};
+let spawnerId = '';
+
 beforeAll(async () => {
   t = await buildTestApp(
     { DATABASE_PATH: dbPath, API_KEYS: 'acme:acme-key-0123456789,other:other-key-0123456789' },
@@ -149,6 +182,9 @@ beforeAll(async () => {
       expect(res.statusCode, res.body).toBe(200);
     }
   }
+  // A family in the current window: a child a model spawned (which spawns in turn) and a declared
+  // child. Every descendant is a workflow of its own, with its own record: each counts once.
+  spawnerId = await run(END - DAY, SPAWNER, ACME);
   // Another tenant, inside both windows: none of it may show up in acme's figures.
   for (let i = 0; i < 8; i++) await run(START + i * DAY + 1234, body(i, i === 3 ? 3 : 0), OTHER);
   clock.set(END);
@@ -186,6 +222,20 @@ function records(tenant: string, from: number, to: number): Rec[] {
   return (ro.prepare('SELECT record FROM efficiency WHERE tenant_id = ?').all(tenant) as Array<{ record: string }>)
     .map((row) => JSON.parse(row.record) as Rec & { completed_at: string })
     .filter((r) => Date.parse(r.completed_at) >= from && Date.parse(r.completed_at) < to);
+}
+
+/** Every workflow below `root`, from the raw rows: declared children and the ones a model spawned. */
+function descendants(root: string): string[] {
+  const below = ro.prepare('SELECT id FROM workflows WHERE parent_workflow_id = ?');
+  const found: string[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    for (const { id } of below.all(queue.shift()) as Array<{ id: string }>) {
+      found.push(id);
+      queue.push(id);
+    }
+  }
+  return found;
 }
 
 function journalOf(workflowIds: string[]): Array<{ events: unknown[][]; spans: unknown[][] }> {
@@ -295,7 +345,13 @@ describe('GET /v1/dashboard against the raw rows', () => {
   it('seeded a real mix: ≥ 50 workflows over both windows, every kind of outcome', () => {
     const cur = records('acme', END + 1 - 7 * DAY, END + 1);
     const prev = records('acme', END + 1 - 14 * DAY, END + 1 - 7 * DAY);
-    expect(cur.length + prev.length).toBe(WORKFLOWS);
+    // The mix, and the family: its root and every descendant, declared or spawned, once.
+    const family = descendants(spawnerId);
+    expect(family.length).toBe(3);
+    expect(cur.length + prev.length).toBe(WORKFLOWS + 1 + family.length);
+    const ids = cur.map((r) => r.task_id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of [spawnerId, ...family]) expect(ids.filter((x) => x === id), id).toHaveLength(1);
     expect(cur.length).toBeGreaterThan(20);
     expect(prev.length).toBeGreaterThan(20);
     const reasons = new Set([...cur, ...prev].map((r) => r.outcome_reason));
@@ -433,7 +489,8 @@ describe('GET /v1/analytics/tools and /v1/analytics/models against the raw rows'
       node_id: string;
       status: string;
     }>;
-    expect(rows.length).toBe(16);
+    // 16 from the mix, 3 request_spawn_workflow calls from the family (the last one refused at maxDepth).
+    expect(rows.length).toBe(16 + 3);
     for (const tool of new Set(rows.map((r) => r.tool))) {
       const mine = rows.filter((r) => r.tool === tool);
       const figures = report.by_tool[tool];
@@ -443,7 +500,13 @@ describe('GET /v1/analytics/tools and /v1/analytics/models against the raw rows'
         Math.round((mine.reduce((s, r) => s + r.latency_ms, 0) / mine.length) * 10) / 10,
       );
       expect(figures.avg_result_quality).toBe(avg(mine.map((r) => (r.success && r.status === 'completed' ? 1 : 0))));
-      expect(figures.by_agent).toEqual({ a: { calls: mine.length, success: avg(mine.map((r) => r.success)) } });
+      const byAgent = Object.fromEntries(
+        [...new Set(mine.map((r) => r.agent))].map((agent) => {
+          const theirs = mine.filter((r) => r.agent === agent);
+          return [agent, { calls: theirs.length, success: avg(theirs.map((r) => r.success)) }];
+        }),
+      );
+      expect(figures.by_agent).toEqual(byAgent);
       // The seed's avg_efficiency: the mean efficiency_score of the workflows that called the tool, each once.
       const scores = ro
         .prepare(
