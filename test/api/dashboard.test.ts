@@ -351,7 +351,8 @@ describe('GET /v1/dashboard against the raw rows', () => {
     expect(cur.length + prev.length).toBe(WORKFLOWS + 1 + family.length);
     const ids = cur.map((r) => r.task_id);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const id of [spawnerId, ...family]) expect(ids.filter((x) => x === id), id).toHaveLength(1);
+    const times = (id: string) => ids.filter((x) => x === id).length;
+    for (const id of [spawnerId, ...family]) expect(times(id), id).toBe(1);
     expect(cur.length).toBeGreaterThan(20);
     expect(prev.length).toBeGreaterThan(20);
     const reasons = new Set([...cur, ...prev].map((r) => r.outcome_reason));
