@@ -228,34 +228,14 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
         filter.taskType === undefined
           ? strategyAll.all(tenantId, ...range)
           : strategyOfType.all(tenantId, ...range, filter.taskType);
-      return rows.map(
-        (row): StrategySums => ({
-          strategy: row.strategy,
-          runs: row.runs,
-          rewarded: row.rewarded,
-          rewardSum: row.reward_sum,
-          successes: row.successes,
-          costUsd: row.cost_usd,
-          simulatedCostUsd: row.simulated_cost_usd,
-        }),
-      );
+      return rows.map(toStrategySums);
     },
 
     async recentStrategySums(tenantId, taskType, perStrategy) {
       return SELECTION_STRATEGIES.flatMap((strategy): StrategySums[] => {
         const row = recentStrategy.get(tenantId, taskType, strategy, perStrategy);
         if (row === undefined || row.runs === 0) return [];
-        return [
-          {
-            strategy,
-            runs: row.runs,
-            rewarded: row.rewarded,
-            rewardSum: row.reward_sum,
-            successes: row.successes,
-            costUsd: row.cost_usd,
-            simulatedCostUsd: row.simulated_cost_usd,
-          },
-        ];
+        return [toStrategySums({ ...row, strategy })];
       });
     },
   };
@@ -269,4 +249,16 @@ interface StrategyRow {
   successes: number;
   cost_usd: number;
   simulated_cost_usd: number;
+}
+
+function toStrategySums(row: StrategyRow): StrategySums {
+  return {
+    strategy: row.strategy,
+    runs: row.runs,
+    rewarded: row.rewarded,
+    rewardSum: row.reward_sum,
+    successes: row.successes,
+    costUsd: row.cost_usd,
+    simulatedCostUsd: row.simulated_cost_usd,
+  };
 }
