@@ -27,6 +27,7 @@ import { metricsRoutes } from './api/metrics.routes.js';
 import { nodeToolRoutes } from './api/node-tools.routes.js';
 import { registerOpenApiMetadata, swaggerOptions } from './api/openapi.js';
 import { prometheusRoutes, recordHttp, registerHttpMetrics } from './api/prometheus.routes.js';
+import { reflectionControlRoutes } from './api/reflection-control.routes.js';
 import { reflectionRoutes } from './api/reflections.routes.js';
 import { routingRoutes } from './api/routing.routes.js';
 import { selectionRoutes } from './api/selection.routes.js';
@@ -170,6 +171,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   await app.register(workflowRoutes, { deps });
   await app.register(eventRoutes, { deps });
   await app.register(reflectionRoutes, { deps });
+  await app.register(reflectionControlRoutes, { deps });
   await app.register(cacheRoutes, { deps });
   await app.register(metricsRoutes, { deps });
   await app.register(traceRoutes, { deps });

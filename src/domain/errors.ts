@@ -258,3 +258,9 @@ export function toErrorInfo(err: unknown): ErrorInfo {
   if (err instanceof AppError) return err.toJSON();
   return { code: 'INTERNAL', message: 'internal error' };
 }
+
+/** A failure a node recorded, raised again as it was (a reopened run replays a final failure). */
+export function fromErrorInfo(info: ErrorInfo): AppError {
+  const code = Object.hasOwn(ERROR_CODES, info.code) ? (info.code as ErrorCode) : 'INTERNAL';
+  return new AppError(code, info.message, info.details === undefined ? {} : { details: info.details });
+}

@@ -95,7 +95,13 @@ export const EVENT_SCHEMAS = {
     code: z.string(),
     message: z.string(),
   }),
-  reflectionStart: z.object({ level: reflectionLevel, node, attempt, nodeAttempt: attempt.optional() }),
+  reflectionStart: z.object({
+    level: reflectionLevel,
+    node,
+    attempt,
+    nodeAttempt: attempt.optional(),
+    requested: z.boolean().optional().describe('true when a person asked for it (POST …/nodes/{nodeId}/reflect).'),
+  }),
   reflectionEnd: z.object({
     level: reflectionLevel,
     node,

@@ -14,7 +14,7 @@ import type {
 } from './metrics.js';
 import type { AgentRole } from './names.js';
 import type { Checkpoint, NodePatch, NodeRecord, WorkflowPatch, WorkflowRecord } from './records.js';
-import type { ReflectionEntry } from './reflection.js';
+import type { ReflectionEntry, ReflectionRequest } from './reflection.js';
 import type { GenerationUsage, SpanWrite, TraceFilter, TraceRecord, TraceSummary } from './spans.js';
 import type { Status } from './status.js';
 import type { Complexity } from './task.js';
@@ -222,6 +222,21 @@ export interface WorkflowStore {
     id: string,
     decision: Checkpoint,
   ): Promise<{ decided: boolean; workflow: WorkflowRecord } | undefined>;
+  /**
+   * Reopens a failed workflow for a reflection asked for by hand on one of its failed nodes and
+   * records the request, in one conditional update: racing requests have one winner, and a node gets
+   * at most `maxPerNode` requests. The row after the attempt and whether this call reopened it;
+   * undefined when the tenant has no such workflow.
+   */
+  requestReflection(
+    tenantId: string,
+    request: ReflectionRequest,
+    maxPerNode: number,
+  ): Promise<{ reopened: boolean; workflow: WorkflowRecord } | undefined>;
+  /** The workflow's newest reflection request: the one a reopened, non-terminal workflow runs for. */
+  reflectionRequest(workflowId: string): Promise<ReflectionRequest | undefined>;
+  /** Reflection requests made so far, by node id (nodes without one are absent). */
+  reflectionRequestCounts(workflowId: string): Promise<Map<string, number>>;
   /** Root workflows (no parent) that are not terminal: the work to resume at start. */
   resumable(): Promise<Array<{ id: string; tenantId: string }>>;
   /** Deletes idempotency keys created before `before` (epoch ms); returns how many. */

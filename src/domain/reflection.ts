@@ -67,3 +67,18 @@ export const ReflectionEntrySchema = z.object({
   success: z.boolean().nullable(),
 });
 export type ReflectionEntry = z.infer<typeof ReflectionEntrySchema>;
+
+/**
+ * A reflection asked for by hand on a failed prompt node (groundswell's `triggerReflection`): the
+ * failed workflow is reopened, the node's agent reflects (with the person's note) and the node runs
+ * once more. Times are epoch milliseconds.
+ */
+export interface ReflectionRequest {
+  /** `rr_…`. */
+  id: string;
+  workflowId: string;
+  nodeId: string;
+  /** The person's note, passed to the reflection (redacted). */
+  reason: string | null;
+  requestedAt: number;
+}

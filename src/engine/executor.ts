@@ -2,6 +2,7 @@ import type { ResponseCache } from '../domain/cache.js';
 import type { WorkflowDefinition } from '../domain/definition.js';
 import { DEFAULTS } from '../domain/definition.js';
 import { AppError, ValidationError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
 import type {
   AgentRegistry,
   Clock,
@@ -19,6 +20,7 @@ import type {
 } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
 import { redactSecrets } from '../domain/redact.js';
+import type { ReflectionRequest } from '../domain/reflection.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { resolveAgents } from './agent-resolution.js';
@@ -26,6 +28,7 @@ import { routingOf } from './allocation-of.js';
 import { redactDefinition } from './definition-redaction.js';
 import { checkDefinition } from './definition-rules.js';
 import { planWorkflow } from './plan.js';
+import { createReflectionDesk, type ReflectionState } from './reflection-desk.js';
 import { shareIdenticalSchemas } from './response-format.js';
 import { Run, type RunStart } from './run.js';
 import { createSemaphore } from './semaphore.js';
@@ -59,6 +62,20 @@ export interface Executor {
     workflowId: string,
     decision: { state: 'approved' | 'rejected'; reason: string | null },
   ): Promise<WorkflowRecord | undefined>;
+  /**
+   * A reflection asked for by hand on a failed prompt node (README "Reflection"): reopens the failed
+   * workflow in one conditional update and queues it; its run reflects on the node with the note
+   * and runs the node once more. Undefined when the tenant has no such workflow; NotFoundError for
+   * an unknown node; AppError CONFLICT when the node cannot be reflected on now.
+   */
+  reflect(
+    tenantId: string,
+    workflowId: string,
+    nodeId: string,
+    note: string | null,
+  ): Promise<{ workflow: WorkflowRecord; request: ReflectionRequest } | undefined>;
+  /** The facts behind `reflect`'s checks, for the `GET …/reflection` read; undefined when not found for the tenant. */
+  reflectionState(tenantId: string, workflowId: string): Promise<ReflectionState | undefined>;
   /** Resumes every non-terminal workflow and starts taking work. */
   start(): Promise<void>;
   /** Stops taking work, lets in-flight calls finish for up to `graceMs`, then aborts the rest (they resume at next start). */
@@ -146,6 +163,15 @@ export function createExecutor(options: ExecutorOptions): Executor {
     onError: options.onError,
   };
 
+  const desk = createReflectionDesk({
+    store,
+    queue,
+    clock,
+    spend: services.spend,
+    maxLlmCallsPerWorkflow: options.maxLlmCallsPerWorkflow,
+    isStopping: () => stopping,
+  });
+
   /** Every corpus a retrieval names is one of the tenant's (checked again when the prompt runs). */
   async function checkCorpora(tenantId: string, corpora: ReadonlyMap<string, string>): Promise<void> {
     const issues: Array<{ path: string; message: string }> = [];
@@ -197,13 +223,14 @@ export function createExecutor(options: ExecutorOptions): Executor {
   }
 
   async function load(workflowId: string) {
-    const [nodes, lastSeq, reflections, requestsSent] = await Promise.all([
+    const [nodes, lastSeq, reflections, requestsSent, reflectionRequest] = await Promise.all([
       store.nodes(workflowId),
       store.lastSeq(workflowId),
       store.reflections(workflowId),
       store.requestsSent(workflowId),
+      store.reflectionRequest(workflowId),
     ]);
-    return { nodes, lastSeq, reflections, requestsSent };
+    return { nodes, lastSeq, reflections, requestsSent, reflectionRequest };
   }
 
   /** Runs `work` after any execution of the same root already in flight; never rejects. */
@@ -317,6 +344,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
       queue.enqueue(workflowId, tenantId);
       return outcome.workflow;
     },
+
+    reflect: (tenantId, workflowId, nodeId, note) => desk.reflect(tenantId, workflowId, nodeId, note),
+
+    reflectionState: (tenantId, workflowId) => desk.state(tenantId, workflowId),
 
     async start() {
       stopping = false;

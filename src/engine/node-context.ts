@@ -314,6 +314,8 @@ export interface NodeHandler<N extends WorkflowNode> {
   run(ctx: NodeContext, node: N, at: NodeAttempt): Promise<unknown>;
   /** After a failed attempt: whether the node runs again (workflow-level reflection). Absent: never. */
   retry?(ctx: NodeContext, node: N, at: NodeAttempt, failure: unknown): Promise<boolean>;
+  /** Before the attempt a person asked for (`at` is the failed one): a reflection with their note. Absent: not reflectable by hand. */
+  reflectOnRequest?(ctx: NodeContext, node: N, at: NodeAttempt, note: string | null): Promise<void>;
   /** Submission checks of the kind's own fields (steps are walked by the caller). */
   check?(node: N, rules: DefinitionRules, site: CheckSite): void;
   /** The node with its own free text and data redacted (steps are redacted by the caller). */

@@ -1,9 +1,10 @@
-import { agentNameOf, DEFAULTS, type PromptNode } from '../domain/definition.js';
+import { agentNameOf, type PromptNode } from '../domain/definition.js';
 import { newId } from '../domain/ids.js';
 import type { NodeRecord } from '../domain/records.js';
 import { redactValue } from '../domain/redact.js';
 import type { ReflectionEntry, ReflectionResolution } from '../domain/reflection.js';
 import { replayRevisions } from '../reflection/policy.js';
+import { promptLevelOf, reflectionBudgetOf, workflowLevelOf } from '../reflection/settings.js';
 import type { RunJournal } from './journal.js';
 import type { PromptInputs, Reflections, RunView } from './node-context.js';
 import { renderPromptInputs } from './nodes/prompt-request.js';
@@ -29,20 +30,20 @@ export class ReflectionLedger implements Reflections {
   ) {}
 
   get workflowLevel(): boolean {
-    return this.view.definition.options?.reflection?.enabled === true;
+    return workflowLevelOf(this.view.definition).enabled;
   }
 
   get maxAttempts(): number {
-    return this.view.definition.options?.reflection?.maxAttempts ?? DEFAULTS.reflection.maxAttempts;
+    return reflectionBudgetOf(this.view.definition).maxAttempts;
   }
 
   get retryDelayMs(): number {
-    return this.view.definition.options?.reflection?.retryDelayMs ?? DEFAULTS.reflection.retryDelayMs;
+    return reflectionBudgetOf(this.view.definition).retryDelayMs;
   }
 
-  /** Prompt level: on the prompt, else its agent, else the workflow options. */
+  /** Prompt level: on the prompt, else its agent, else the workflow options (reflection/settings.ts). */
   promptLevel(node: PromptNode): boolean {
-    return node.enableReflection ?? this.view.agent(agentNameOf(node))?.enableReflection ?? this.workflowLevel;
+    return promptLevelOf(node, this.view.agent(agentNameOf(node)), this.view.definition).enabled;
   }
 
   revisedInputs(node: PromptNode, record: NodeRecord): PromptInputs | undefined {

@@ -10,7 +10,7 @@ import { AppError, type ErrorInfo, toErrorInfo } from '../domain/errors.js';
 import type { EfficiencyRecord } from '../domain/metrics.js';
 import type { RunningPlace } from '../domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
-import type { ReflectionEntry } from '../domain/reflection.js';
+import type { ReflectionEntry, ReflectionRequest } from '../domain/reflection.js';
 import type { Status } from '../domain/status.js';
 import type { Complexity } from '../domain/task.js';
 import { metricsChanges, withPending } from '../metrics/final.js';
@@ -23,6 +23,7 @@ import { RunModelGateway } from './model-gateway.js';
 import type { AgentSlots, Limits, NodeAttempt, NodeContext, RunView } from './node-context.js';
 import { handlerOf } from './nodes/table.js';
 import { ReflectionLedger } from './reflection-ledger.js';
+import { Reopening } from './reopening.js';
 import { ownBudgetRefusal, RequestBudget } from './request-budget.js';
 import { RunPlace } from './run-place.js';
 import { cancelledError, type EngineServices, isCancellation, isShutdown, shuttingDownError } from './services.js';
@@ -41,6 +42,8 @@ export interface RunStart {
   requestsSent?: number | undefined;
   /** The request budget of the run's whole tree (its root's maxLlmCalls), which its own draws on. */
   treeBudget?: RequestBudget | undefined;
+  /** The newest reflection asked for by hand: a non-terminal workflow with one was reopened for it. */
+  reflectionRequest?: ReflectionRequest | undefined;
 }
 
 /**
@@ -70,6 +73,8 @@ export class Run implements RunView {
   private readonly startSeq: number;
   /** The running place this execution holds (given back while it only waits on children). */
   private readonly place: RunPlace;
+  /** Set when a person reopened this failed workflow to reflect on one node (reopening.ts). */
+  private readonly reopening: Reopening | undefined;
 
   constructor(
     readonly workflow: WorkflowRecord,
@@ -99,6 +104,8 @@ export class Run implements RunView {
       },
     };
     this.startSeq = start.lastSeq;
+    this.reopening =
+      start.reflectionRequest && new Reopening(start.reflectionRequest, this.nodes, start.reflections ?? []);
     this.deadlines = new RunDeadlines(services.clock);
     this.journal = new RunJournal(workflow, start.lastSeq, services);
     this.reflections = new ReflectionLedger(this, this.journal, () => services.clock.now(), start.reflections);
@@ -160,9 +167,11 @@ export class Run implements RunView {
 
     const startedAt = wf.startedAt ?? clock.now();
     const timeoutMs = this.definition.options?.timeoutMs ?? DEFAULTS.workflowTimeoutMs;
+    // A reopened workflow gets its whole timeout again, from the request.
+    const deadlineFrom = Math.max(startedAt, this.reopening?.request.requestedAt ?? 0);
     const deadline = this.deadlines.within(
       this.controller.signal,
-      Math.max(0, startedAt + timeoutMs - clock.now()),
+      Math.max(0, deadlineFrom + timeoutMs - clock.now()),
       () => new AppError('WORKFLOW_TIMEOUT', `the workflow did not finish within ${timeoutMs} ms`),
     );
     // One root agent_span per execution (DESIGN §9: the run is an "orchestrator" agent_span); after a
@@ -265,12 +274,19 @@ export class Run implements RunView {
     if (!record) throw new AppError('INTERNAL', `node "${node.name}" has no record`);
     if (record.status === 'completed') return record.output;
     if (record.status === 'failed' && node.optional) return null;
+    const final = this.reopening?.finalFailure(record);
+    if (final) throw final;
     if (signal.aborted) throw signal.reason;
     if (this.services.isStopping()) throw shuttingDownError();
 
     const { clock } = this.services;
     const { journal } = this;
     const handler = handlerOf(node);
+    if (this.reopening?.take(record)) {
+      const failed: NodeAttempt = { record, signal, attempt: record.attempts, parentSpan };
+      await handler.reflectOnRequest?.(this.context, node, failed, this.reopening.request.reason);
+      await journal.commit();
+    }
     for (;;) {
       const startedAt = clock.now();
       const attempt = record.attempts + 1;

@@ -50,6 +50,8 @@ export interface ReflectionRequestInput {
   /** The attempt that failed (1-based). */
   attempt: number;
   maxAttempts: number;
+  /** Asked for by hand: a new attempt follows whatever the advice, and the person's note (if any) is passed on. */
+  requested?: { note: string | null } | undefined;
 }
 
 /**
@@ -57,11 +59,16 @@ export interface ReflectionRequestInput {
  * tagged like the data blocks of the user message (DESIGN §3) so the model can tell them apart.
  */
 export function reflectionRequestMessage(input: ReflectionRequestInput): string {
-  const { nodeName, userMessage, system, error, attempt, maxAttempts } = input;
-  const sections = [
-    `The step "${nodeName}" failed on attempt ${attempt} of ${maxAttempts}. Reflect on why, and decide whether another attempt can succeed.`,
-    `<error>\n${error.code}: ${clip(error.message, MAX_ERROR_MESSAGE)}\n</error>`,
-  ];
+  const { nodeName, userMessage, system, error, attempt, maxAttempts, requested } = input;
+  const sections = requested
+    ? [
+        `The step "${nodeName}" failed on attempt ${attempt}. A person asked for a reflection and one more attempt: reflect on why it failed, and revise what the next attempt is given so it can succeed.`,
+      ]
+    : [
+        `The step "${nodeName}" failed on attempt ${attempt} of ${maxAttempts}. Reflect on why, and decide whether another attempt can succeed.`,
+      ];
+  sections.push(`<error>\n${error.code}: ${clip(error.message, MAX_ERROR_MESSAGE)}\n</error>`);
+  if (requested?.note) sections.push(`<person_note>\n${clip(requested.note, MAX_ERROR_MESSAGE)}\n</person_note>`);
   if (system !== undefined && system !== '') sections.push(`<system_prompt>\n${system}\n</system_prompt>`);
   sections.push(`<user_message>\n${userMessage}\n</user_message>`);
   sections.push(

@@ -46,6 +46,7 @@ const WORKFLOW_OWNED_TABLES: ReadonlyArray<readonly [table: string, column: stri
   ['feedback', 'workflow_id'],
   ['agent_uses', 'workflow_id'],
   ['reflections', 'workflow_id'],
+  ['reflection_requests', 'workflow_id'],
   ['journal', 'workflow_id'],
   ['tool_calls', 'workflow_id'],
   ['retrieval_runs', 'workflow_id'],

@@ -19,6 +19,7 @@ import type { GroupCommitter } from './group-commit.js';
 import { createJournalRepo } from './journal.repo.js';
 import { decodeKeyset, encodeKeyset } from './keyset.js';
 import { createMetricsRows } from './metrics.repo.js';
+import { createReflectionRequestRows } from './reflection-requests.js';
 import { createReflectionsRepo } from './reflections.repo.js';
 import { createToolAnalyticsRows } from './tool-analytics.repo.js';
 import {
@@ -162,6 +163,7 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
 
   const patchWorkflow = createPatcher(db, 'workflows', WORKFLOW_PATCH_FIELDS);
   const decideCheckpoint = createCheckpointDecider(db);
+  const reflectionRequests = createReflectionRequestRows(db);
   const patchNode = createPatcher(db, 'nodes', NODE_PATCH_FIELDS);
   const reflectionRows = createReflectionsRepo(db);
   const metricsRows = createMetricsRows(db);
@@ -336,6 +338,19 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
     async decideCheckpoint(tenantId, id, decision) {
       const { decided, row } = await committer.run(() => decideCheckpoint(tenantId, id, decision));
       return row && { decided, workflow: toRecord(row) };
+    },
+
+    async requestReflection(tenantId, request, maxPerNode) {
+      const { reopened, row } = await committer.run(() => reflectionRequests.reopen(tenantId, request, maxPerNode));
+      return row && { reopened, workflow: toRecord(row) };
+    },
+
+    async reflectionRequest(workflowId) {
+      return reflectionRequests.newest(workflowId);
+    },
+
+    async reflectionRequestCounts(workflowId) {
+      return reflectionRequests.counts(workflowId);
     },
 
     async resumable() {

@@ -341,6 +341,7 @@ const BODIES: Record<string, unknown> = {
   'POST /v1/workflows/:id/reject': { reason: 'probe' },
   'POST /v1/workflows/:id/feedback': { actions: ['revert'] },
   'POST /v1/workflows/:id/nodes/:nodeId/tools/:tool': {},
+  'POST /v1/workflows/:id/nodes/:nodeId/reflect': { reason: 'probe' },
   'POST /v1/corpora/:id/documents': { documents: [{ title: 'probe', text: 'a probe document' }] },
   'PUT /v1/agents/:name': { config: { model: 'sim/sonnet', system: 'probe' } },
   'POST /v1/complexity/classify': { task: { type: 'migration', signals: ['security'] } },

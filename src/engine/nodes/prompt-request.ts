@@ -3,6 +3,7 @@ import { AppError } from '../../domain/errors.js';
 import type { LlmRequest } from '../../domain/llm.js';
 import type { ResolvedModel } from '../../domain/ports.js';
 import { withAgentReflection } from '../../reflection/policy.js';
+import { agentLevelOf } from '../../reflection/settings.js';
 import { tierFor } from '../../routing/allocation.js';
 import type { ModelGateway, PromptInputs, RunView, ToolBox } from '../node-context.js';
 import { responseFormatInstruction } from '../response-format.js';
@@ -46,7 +47,7 @@ export function preparePrompt(
   const model = facets.models.resolve(modelSpecOf(view, node, agent));
   const inputs = revised ?? renderPromptInputs(view, node);
 
-  let system = agent.enableReflection ? withAgentReflection(inputs.system) : inputs.system;
+  let system = agentLevelOf(agent).enabled ? withAgentReflection(inputs.system) : inputs.system;
   // A retrieval loop's answers are actions or tool calls: it states the final answer's schema itself.
   if (node.responseFormat && !node.retrieval) {
     const instruction = responseFormatInstruction(node.responseFormat);

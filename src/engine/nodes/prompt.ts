@@ -5,7 +5,7 @@ import type { NodeAttempt, NodeContext, NodeHandler } from '../node-context.js';
 import { converse } from './conversation.js';
 import { preparePrompt } from './prompt-request.js';
 import { runRetrievalLoop } from './retrieval-loop.js';
-import { reflectOnFailure } from './workflow-reflection.js';
+import { reflectOnFailure, reflectOnRequest } from './workflow-reflection.js';
 
 /**
  * `prompt`: one agent call, a tool loop (conversation.ts) or a retrieval loop (retrieval-loop.ts). Its answer is durable before the run
@@ -21,6 +21,8 @@ export const promptHandler: NodeHandler<PromptNode> = {
   },
 
   retry: reflectOnFailure,
+
+  reflectOnRequest,
 
   check: (node, rules, site) => rules.prompt(node, site),
 

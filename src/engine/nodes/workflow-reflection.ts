@@ -69,6 +69,51 @@ export async function reflectOnFailure(
   return decided.decision === 'retry';
 }
 
+/**
+ * A reflection a person asked for (README "Reflection"): the node's last attempt failed and the run
+ * was reopened for it. Like the automatic one, but it always leads to one more attempt: the advice
+ * only revises what that attempt is given, and the person's note is passed to the agent. Its call
+ * is paid from the same budgets (maxLlmCalls, the tenant's daily spend) and cached under the same rules.
+ */
+export async function reflectOnRequest(
+  ctx: NodeContext,
+  node: PromptNode,
+  at: NodeAttempt,
+  note: string | null,
+): Promise<void> {
+  const { reflections } = ctx;
+  const { record, attempt } = at;
+  const error: ErrorInfo = record.error ?? { code: 'INTERNAL', message: 'the failure was not recorded' };
+  ctx.journal.emit(record.id, {
+    type: 'reflectionStart',
+    payload: { level: 'workflow', node: node.name, attempt, requested: true },
+  });
+  const span = {
+    type: 'custom_span' as const,
+    parentId: at.parentSpan,
+    nodeId: record.id,
+    fields: {
+      operation_name: 'reflection',
+      metadata: { level: 'workflow', node: node.name, attempt, error: error.code, requested: true },
+    },
+  };
+  const advice = await ctx.journal.withSpan(span, (spanId) =>
+    askForAdvice(ctx, node, at, error, reflections.maxAttempts, spanId, { note }),
+  );
+  const applied = applyRevisions(reflections.inputs(node, record), advice);
+  reflections.revise(record.id, { data: applied.data, system: applied.system });
+  const asked = note ? `retry asked for by hand ("${note}")` : 'retry asked for by hand';
+  reflections.record({
+    node: record,
+    attempt,
+    level: 'workflow',
+    reason: advice ? `${asked}: ${advice.reason}` : `${asked}; the reflection produced no usable advice`,
+    error,
+    resolution: resolutionOf('retry', applied),
+    decisionSuccess: advice !== undefined,
+  });
+}
+
 async function askForAdvice(
   ctx: NodeContext,
   node: PromptNode,
@@ -76,6 +121,7 @@ async function askForAdvice(
   error: ErrorInfo,
   maxAttempts: number,
   spanId: string,
+  requested?: { note: string | null },
 ): Promise<ReflectionAdvice | undefined> {
   const inputs = ctx.reflections.inputs(node, at.record);
   const { model, request, user, agent } = preparePrompt(ctx.view, ctx, node, inputs);
@@ -91,6 +137,7 @@ async function askForAdvice(
           error,
           attempt: at.attempt,
           maxAttempts,
+          requested,
         }),
       },
     ],
