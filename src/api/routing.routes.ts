@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { NodeSchema, promptNodesOf, REVIEW_MODES } from '../domain/definition.js';
+import { AgentsSchema, NodeSchema, promptNodesOf, REVIEW_MODES } from '../domain/definition.js';
 import { AGENT_ROLES } from '../domain/names.js';
 import type { ModelCatalog } from '../domain/ports.js';
 import { COMPLEXITIES, TASK_SIGNALS, TaskSchema } from '../domain/task.js';
 import { explainComplexity } from '../metrics/complexity.js';
 import { COMPLEXITY_ALLOCATIONS, tierFor } from '../routing/allocation.js';
+import { definitionRolesOf, identifyRequiredAgents } from '../routing/required-agents.js';
 import { errorResponses } from './schemas.js';
 
 /** Complexity routing (DESIGN §8): the classifier's dry run and the models it routes to. */
@@ -22,7 +23,24 @@ const PriceSchema = z.object({
 const ClassifyRequestSchema = z.strictObject({
   task: TaskSchema.optional().describe('`complexity` wins; else the signals; else the tree.'),
   root: NodeSchema.optional().describe('A workflow tree: its prompt nodes give the scope signal without a task.'),
+  agents: AgentsSchema.optional().describe("The definition's agents: their `role`s count as roles `root` names."),
 });
+
+const RequiredAgentsSchema = z
+  .object({
+    source: z
+      .enum(['definition', 'task'])
+      .describe('`definition`: the roles the prompts of `root` name (agent `role`, `select.role`); `task`: derived.'),
+    roles: z.array(
+      z.object({ role: z.enum(AGENT_ROLES), reason: z.string().describe('The rule or prompt that requires it.') }),
+    ),
+  })
+  .describe(
+    'The agent roles the task needs (loki-mode identify_required_agents), in role order: from the signals ' +
+      '(tests_only: testing; documentation, typo_fix: development; bug_fix, feature, refactor, …: development and ' +
+      'testing; architecture: also planning; security: review), else the type, else development and testing; ' +
+      'plus planning and review when the allocation plans or reviews (README "Complexity routing and human checkpoints").',
+  );
 
 const AllocationSchema = z.object({
   max_agents: z.int(),
@@ -44,6 +62,7 @@ const ClassificationSchema = z.object({
   models: z
     .record(z.enum(AGENT_ROLES), z.string())
     .describe('What `model: "auto"` resolves to for each role at this complexity (provider/model).'),
+  required_agents: RequiredAgentsSchema,
 });
 
 const ModelsSchema = z.object({
@@ -73,7 +92,7 @@ export async function routingRoutes(app: FastifyInstance, opts: { deps: { models
       },
     },
     async (request) => {
-      const { task, root } = request.body;
+      const { task, root, agents } = request.body;
       const promptNodes = root ? promptNodesOf(root).size : 0;
       const explained = explainComplexity(task, promptNodes);
       const roleModels = Object.fromEntries(
@@ -84,6 +103,11 @@ export async function routingRoutes(app: FastifyInstance, opts: { deps: { models
         prompt_nodes: promptNodes,
         allocation: COMPLEXITY_ALLOCATIONS[explained.complexity],
         models: roleModels,
+        required_agents: identifyRequiredAgents(
+          task,
+          explained.complexity,
+          root ? definitionRolesOf(root, agents ?? {}) : [],
+        ),
       };
     },
   );

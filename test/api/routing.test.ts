@@ -31,6 +31,54 @@ describe('POST /v1/complexity/classify', () => {
         human_checkpoint: false,
       },
       models: { planning: 'sim/opus', development: 'sim/sonnet', testing: 'sim/haiku', review: 'sim/sonnet' },
+      required_agents: {
+        source: 'task',
+        roles: [
+          { role: 'planning', reason: 'complex: the allocation plans on opus' },
+          { role: 'development', reason: 'feature: code changes, and is tested' },
+          { role: 'testing', reason: 'feature: code changes, and is tested' },
+          { role: 'review', reason: 'security: reviewed whatever the complexity' },
+        ],
+      },
+    });
+  });
+
+  it('names the agent roles the task needs, or the roles the definition names itself', async () => {
+    const rolesOf = async (payload: unknown) => {
+      const res = await classify(payload);
+      expect(res.statusCode, res.body).toBe(200);
+      const { source, roles } = res.json().required_agents;
+      return { source, roles: roles.map((r: { role: string }) => r.role) };
+    };
+    expect(await rolesOf({ task: { type: 'change', signals: ['tests_only'] } })).toEqual({
+      source: 'task',
+      roles: ['testing', 'review'],
+    });
+    expect(await rolesOf({ task: { type: 'change', complexity: 'critical' } })).toEqual({
+      source: 'task',
+      roles: ['planning', 'development', 'testing', 'review'],
+    });
+    // No task: the tree's scope (one prompt: simple) reviews once; the work is developed and tested.
+    expect(await rolesOf({})).toEqual({ source: 'task', roles: ['development', 'testing', 'review'] });
+    const root = {
+      type: 'sequence',
+      name: 'flow',
+      steps: [
+        { type: 'prompt', name: 'write', agent: 'coder', user: 'x' },
+        { type: 'prompt', name: 'check', agent: { select: { role: 'testing' } }, user: 'x' },
+      ],
+    };
+    const res = await classify({
+      task: { type: 'change', complexity: 'critical' },
+      agents: { coder: { model: 'auto', role: 'development' } },
+      root,
+    });
+    expect(res.json().required_agents).toEqual({
+      source: 'definition',
+      roles: [
+        { role: 'development', reason: 'prompt write runs agent coder (development)' },
+        { role: 'testing', reason: 'prompt check selects a testing agent' },
+      ],
     });
   });
 
