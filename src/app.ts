@@ -26,6 +26,7 @@ import { registerJsonBodyParser } from './api/json-body.js';
 import { metricsRoutes } from './api/metrics.routes.js';
 import { nodeToolRoutes } from './api/node-tools.routes.js';
 import { registerOpenApiMetadata, swaggerOptions } from './api/openapi.js';
+import { patternRoutes } from './api/patterns.routes.js';
 import { prometheusRoutes, recordHttp, registerHttpMetrics } from './api/prometheus.routes.js';
 import { reflectionControlRoutes } from './api/reflection-control.routes.js';
 import { reflectionRoutes } from './api/reflections.routes.js';
@@ -184,6 +185,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   await app.register(corporaRoutes, { deps });
   await app.register(agentRoutes, { deps });
   await app.register(selectionRoutes, { deps });
+  await app.register(patternRoutes, { deps });
   await app.register(prometheusRoutes, { metrics: deps.telemetry, token: config.METRICS_TOKEN });
 
   return app;

@@ -173,8 +173,10 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const tools = createToolRegistry({ maxResultBytes: config.MAX_TOOL_RESULT_BYTES });
   const engagement = createSqliteEngagementStore(db);
   const agents = createSqliteAgentRegistry(db, committer, () => clock.now());
+  const usage = createSqliteUsageAnalyticsStore(db);
   const executor = createExecutor({
     agents,
+    usage,
     random: overrides.random ?? Math.random,
     cache,
     traces,
@@ -228,7 +230,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     executor,
     tools,
     engagement,
-    usage: createSqliteUsageAnalyticsStore(db),
+    usage,
     toolExplorer: createToolExplorer({ store, cache, tools }),
     retention,
     telemetry,

@@ -5,13 +5,11 @@ import type { AgentRegistry, Clock, UsageAnalyticsStore } from '../domain/ports.
 import {
   buildDashboard,
   EFFICIENCY_TARGET,
-  MIN_PATTERN_TASKS,
   PILLAR_TARGETS,
   SLOW_FACTOR,
   SUCCESS_TARGET,
-  TOP_EFFICIENCY,
-  TOP_SUCCESS_RATE,
 } from '../metrics/dashboard.js';
+import { MIN_PATTERN_TASKS, TOP_EFFICIENCY, TOP_SUCCESS_RATE } from '../metrics/patterns.js';
 import { strategyReport } from '../metrics/selection.js';
 import { errorResponses } from './schemas.js';
 import { StrategyFiguresSchema } from './selection.routes.js';

@@ -81,5 +81,12 @@ export const ResolvedAgentSchema = z.strictObject({
     })
     .optional()
     .describe("The selection that chose `agent`, with every candidate's score."),
+  patterns: z
+    .array(z.string())
+    .optional()
+    .describe(
+      'A planning prompt: the top performing patterns of the task type at submission, shown to the model in a ' +
+        '<successful_patterns> block (README "Successful patterns").',
+    ),
 });
 export type ResolvedAgent = z.infer<typeof ResolvedAgentSchema>;

@@ -169,6 +169,8 @@ export interface PromptSite {
   path: string;
   agents: Readonly<Record<string, AgentConfig>>;
   key: string;
+  /** The options of the definitions around the prompt: the root's first, its own workflow's last. */
+  options: ReadonlyArray<z.infer<typeof OptionsSchema> | undefined>;
 }
 
 /**
@@ -188,6 +190,7 @@ export async function mapPrompts(
       path: `${site.path}.definition.root`,
       agents: { ...site.agents, ...child.agents },
       key: `${site.key}${node.name}/`,
+      options: [...site.options, child.options],
     };
     const root = await mapPrompts(child.root, inner, map);
     return root === child.root ? node : { ...node, definition: { ...child, root } };
@@ -239,6 +242,13 @@ export const OptionsSchema = z.strictObject({
   limits: LimitsSchema.optional(),
   cache: z.boolean().optional().describe('Response cache for the whole workflow; default true.'),
   reflection: ReflectionOptionsSchema.optional(),
+  patterns: z
+    .boolean()
+    .optional()
+    .describe(
+      'Show planning prompts the top performing patterns of this task type (README "Successful patterns"); ' +
+        'default true; a child workflow without it follows its parent.',
+    ),
 });
 
 export const AgentsSchema = z.record(NameSchema, AgentConfigSchema);

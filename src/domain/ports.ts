@@ -19,7 +19,7 @@ import type { GenerationUsage, SpanWrite, TraceFilter, TraceRecord, TraceSummary
 import type { Status } from './status.js';
 import type { Complexity } from './task.js';
 import type { EngagementFilter, EngagementSums, RetrievalRunRecord, ToolCallRecord } from './tool-analytics.js';
-import type { DashboardSums, ModelSums, ToolCallSums, UsageWindow } from './usage-analytics.js';
+import type { DashboardSums, ModelSums, TaskModelGroup, ToolCallSums, UsageWindow } from './usage-analytics.js';
 
 /**
  * The ports: what the engine and the API need from the outside world. Adapters implement them;
@@ -290,6 +290,8 @@ export interface EngagementStore {
  */
 export interface UsageAnalyticsStore {
   dashboard(tenantId: string, window: UsageWindow): Promise<DashboardSums>;
+  /** The dashboard's task type × model groups alone: what the top performing patterns are judged on. */
+  taskModels(tenantId: string, window: UsageWindow): Promise<TaskModelGroup[]>;
   toolCalls(tenantId: string, window: UsageWindow): Promise<ToolCallSums>;
   models(tenantId: string, window: UsageWindow): Promise<ModelSums[]>;
 }

@@ -200,7 +200,8 @@ export async function resolveAgents(
   }
 
   // In tree order, one prompt at a time: the random draws (and so a seeded test) are deterministic.
-  const root = await mapPrompts(definition.root, { path: 'root', agents: definition.agents, key: '' }, (node, site) =>
+  const top = { path: 'root', agents: definition.agents, key: '', options: [definition.options] };
+  const root = await mapPrompts(definition.root, top, (node, site) =>
     resolvePrompt(node, site.path, site.agents, site.key),
   );
   const first = issues[0];

@@ -15,6 +15,7 @@ import type {
   RandomSource,
   RunningPlace,
   TraceStore,
+  UsageAnalyticsStore,
   WorkflowStore,
   WorkQueue,
 } from '../domain/ports.js';
@@ -28,6 +29,7 @@ import { routingOf } from './allocation-of.js';
 import { redactDefinition } from './definition-redaction.js';
 import { checkDefinition } from './definition-rules.js';
 import { planWorkflow } from './plan.js';
+import { settlePlanningPatterns } from './planning-patterns.js';
 import { createReflectionDesk, type ReflectionState } from './reflection-desk.js';
 import { shareIdenticalSchemas } from './response-format.js';
 import { Run, type RunStart } from './run.js';
@@ -99,6 +101,8 @@ export interface ExecutorOptions {
   engagement: EngagementStore;
   /** Registered agents prompts may name or select among (DESIGN §3, §8), settled at submission. */
   agents: AgentRegistry;
+  /** The top performing patterns planning prompts are shown, settled at submission (README "Successful patterns"). */
+  usage: Pick<UsageAnalyticsStore, 'taskModels'>;
   /** Thompson sampling's random source. */
   random: RandomSource;
   /** Global limit of concurrent model calls (CONCURRENCY). */
@@ -276,7 +280,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
       if (stopping) throw shuttingDownError();
       // Registered agents and selections first: the rules then check what the run will use.
       const resolution = await resolveAgents(tenantId, submitted, { agents: options.agents, random: options.random });
-      const definition = resolution.definition;
+      const definition = await settlePlanningPatterns(tenantId, resolution.definition, {
+        usage: options.usage,
+        now: clock.now(),
+      });
       shareIdenticalSchemas(definition.root);
       const references = checkDefinition(definition, {
         models: options.models,

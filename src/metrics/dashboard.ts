@@ -1,21 +1,17 @@
 import type { Complexity } from '../domain/task.js';
 import type { DashboardSums, SumCount } from '../domain/usage-analytics.js';
 import { EFFICIENCY_BASELINES } from './efficiency.js';
+import { MIN_PATTERN_TASKS, topPerformingPatterns } from './patterns.js';
 import { round } from './run-facts.js';
 
 /**
  * The dashboard (DESIGN §9, loki-mode's "Key Metrics Dashboard" and "Multi-Dimensional
  * Evaluation"): the figures of a window, its trends against the previous window of the same length,
  * patterns and areas for improvement by the named rules below, and the four evaluation axes with
- * their coverage. Pure: everything comes from two DashboardSums.
+ * their coverage. Pure: everything comes from two DashboardSums. The patterns' rule is
+ * metrics/patterns.ts (shared with GET /v1/analytics/patterns and planning prompts).
  */
 
-/** A group (task type × model, task type × complexity) needs this many tasks before a rule judges it. */
-export const MIN_PATTERN_TASKS = 5;
-/** top_performing_patterns: a task type × model group at or above both. */
-export const TOP_SUCCESS_RATE = 0.9;
-export const TOP_EFFICIENCY = 0.7;
-export const MAX_PATTERNS = 5;
 /** areas_for_improvement: mean wall time at least this many times the complexity's baseline time. */
 export const SLOW_FACTOR = 2;
 /** areas_for_improvement: a task type's mean efficiency score below this. */
@@ -134,17 +130,6 @@ export function trendDisplay(key: TrendKey, figure: TrendFigure, days: number): 
 }
 
 const two = (x: number): string => x.toFixed(2);
-
-/** Task type × model groups with at least MIN_PATTERN_TASKS tasks, success ≥ TOP_SUCCESS_RATE and efficiency ≥ TOP_EFFICIENCY. */
-export function topPerformingPatterns(s: DashboardSums): string[] {
-  return s.byTaskModel
-    .filter((g) => g.tasks >= MIN_PATTERN_TASKS)
-    .map((g) => ({ ...g, success: g.successes / g.tasks, efficiency: g.efficiencyScore / g.tasks }))
-    .filter((g) => g.success >= TOP_SUCCESS_RATE && g.efficiency >= TOP_EFFICIENCY)
-    .sort((a, b) => b.success - a.success || b.efficiency - a.efficiency || b.tasks - a.tasks)
-    .slice(0, MAX_PATTERNS)
-    .map((g) => `${g.model} for ${g.taskType} (${two(g.success)} success, ${two(g.efficiency)} efficiency)`);
-}
 
 /** The rules, in this order: slow task types, low efficiency, low success, pillars below target, axis blind spots. */
 export function areasForImprovement(s: DashboardSums, pillars: QualityPillars, axes: EvaluationAxes): string[] {
@@ -282,7 +267,7 @@ export function buildDashboard(current: DashboardSums, previous: DashboardSums, 
     quality_pillars: pillars,
     trends,
     trend_figures: figures,
-    top_performing_patterns: topPerformingPatterns(current),
+    top_performing_patterns: topPerformingPatterns(current.byTaskModel).map((p) => p.text),
     areas_for_improvement: areasForImprovement(current, pillars, axes),
     cost: costOf(current),
     previous_cost: costOf(previous),

@@ -11,7 +11,7 @@ import type {
 } from '../domain/usage-analytics.js';
 import type { Db } from './db.js';
 import { createRollupReader, segmentsOf } from './usage-rollups.repo.js';
-import { addDashboardSums, addModelSums } from './usage-sums.js';
+import { addDashboardSums, addModelSums, addTaskModelGroups } from './usage-sums.js';
 
 /**
  * The dashboard, tool and model analytics (DESIGN §9). The dashboard and model analytics read
@@ -81,6 +81,7 @@ const sc = (sum: number | null, count: number | null): SumCount => ({ sum: sum ?
 
 export interface RawUsageQueries {
   dashboard(tenantId: string, from: number, to: number): DashboardSums;
+  taskModels(tenantId: string, from: number, to: number): TaskModelGroup[];
   models(tenantId: string, from: number, to: number): ModelSums[];
 }
 
@@ -258,7 +259,11 @@ export function createRawUsageQueries(db: Db): RawUsageQueries {
     });
   }
 
-  return { dashboard: rawDashboard, models: rawModels };
+  return {
+    dashboard: rawDashboard,
+    taskModels: (tenantId, from, to) => byTaskModel.all(tenantId, from, to),
+    models: rawModels,
+  };
 }
 
 export function createSqliteUsageAnalyticsStore(db: Db): UsageAnalyticsStore {
@@ -292,6 +297,14 @@ export function createSqliteUsageAnalyticsStore(db: Db): UsageAnalyticsStore {
       return addDashboardSums(
         segments.map((s) =>
           s.kind === 'raw' ? raw.dashboard(tenantId, s.from, s.to) : rollups.dashboard(tenantId, s),
+        ),
+      );
+    },
+
+    async taskModels(tenantId, window): Promise<TaskModelGroup[]> {
+      return addTaskModelGroups(
+        segmentsOf(window).map((s) =>
+          s.kind === 'raw' ? raw.taskModels(tenantId, s.from, s.to) : rollups.taskModels(tenantId, s),
         ),
       );
     },

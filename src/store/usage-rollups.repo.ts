@@ -134,6 +134,7 @@ type Params = [string, number, number, number];
 
 export interface RollupReader {
   dashboard(tenantId: string, segment: Extract<Segment, { kind: 'rollup' }>): DashboardSums;
+  taskModels(tenantId: string, segment: Extract<Segment, { kind: 'rollup' }>): TaskModelGroup[];
   models(tenantId: string, segment: Extract<Segment, { kind: 'rollup' }>): ModelSums[];
 }
 
@@ -200,6 +201,10 @@ export function createRollupReader(db: Db): RollupReader {
         byTaskModel: byTaskModel.all(tenantId, grain, from, to),
         byTaskComplexity: byTaskComplexity.all(tenantId, grain, from, to),
       };
+    },
+
+    taskModels(tenantId, { grain, from, to }) {
+      return byTaskModel.all(tenantId, grain, from, to);
     },
 
     models(tenantId, { grain, from, to }) {

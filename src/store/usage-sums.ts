@@ -35,6 +35,20 @@ function mergeGroups<G extends { taskType: string; tasks: number }>(
     .map(([, g]) => g);
 }
 
+/** The task type × model groups of a window's pieces, added up (the dashboard's and the patterns'). */
+export function addTaskModelGroups(lists: TaskModelGroup[][]): TaskModelGroup[] {
+  return mergeGroups<TaskModelGroup>(
+    lists,
+    (g) => `${g.taskType}\u0000${g.model}`,
+    (a, b) => ({
+      ...a,
+      tasks: a.tasks + b.tasks,
+      successes: a.successes + b.successes,
+      efficiencyScore: a.efficiencyScore + b.efficiencyScore,
+    }),
+  );
+}
+
 export function addDashboardSums(parts: DashboardSums[]): DashboardSums {
   const [first, ...rest] = parts;
   if (first === undefined) throw new Error('addDashboardSums needs at least one part');
@@ -73,16 +87,7 @@ export function addDashboardSums(parts: DashboardSums[]): DashboardSums {
   }
   return {
     ...t,
-    byTaskModel: mergeGroups<TaskModelGroup>(
-      parts.map((p) => p.byTaskModel),
-      (g) => `${g.taskType}\u0000${g.model}`,
-      (a, b) => ({
-        ...a,
-        tasks: a.tasks + b.tasks,
-        successes: a.successes + b.successes,
-        efficiencyScore: a.efficiencyScore + b.efficiencyScore,
-      }),
-    ),
+    byTaskModel: addTaskModelGroups(parts.map((p) => p.byTaskModel)),
     byTaskComplexity: mergeGroups<TaskComplexityGroup>(
       parts.map((p) => p.byTaskComplexity),
       (g) => `${g.taskType}\u0000${g.complexity}`,

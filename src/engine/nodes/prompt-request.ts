@@ -8,7 +8,7 @@ import { tierFor } from '../../routing/allocation.js';
 import type { ModelGateway, PromptInputs, RunView, ToolBox } from '../node-context.js';
 import { responseFormatInstruction } from '../response-format.js';
 import { renderText, renderValue } from '../templates.js';
-import { buildUserMessage } from '../user-message.js';
+import { buildUserMessage, withPatterns } from '../user-message.js';
 
 export interface PreparedPrompt {
   agent: AgentConfig;
@@ -53,7 +53,10 @@ export function preparePrompt(
     const instruction = responseFormatInstruction(node.responseFormat);
     system = system ? `${system}\n\n${instruction}` : instruction;
   }
-  const user = buildUserMessage(renderText(node.user, view.templateScope), inputs.data);
+  const user = withPatterns(
+    buildUserMessage(renderText(node.user, view.templateScope), inputs.data),
+    node.resolved?.patterns,
+  );
   const request: LlmRequest = {
     model: model.providerModel,
     messages: [{ role: 'user', content: user }],
