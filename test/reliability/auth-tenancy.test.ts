@@ -277,6 +277,17 @@ async function seed(tag: string, tenant: Tenant): Promise<Seeded> {
     );
   }
 
+  // Five quick successes of one task type on one model: a top performing pattern (GET /v1/analytics/patterns).
+  for (let i = 0; i < 5; i += 1) {
+    const run = await submitAndWait(tenant, {
+      name: `${tag}-pattern`,
+      task: { type: `${tag}-pattern` },
+      agents: { p: { model: 'sim/haiku' } },
+      root: { type: 'prompt', name: 'p', agent: 'p', user: `The ${tag} pattern ${i}` },
+    });
+    expect(run.status, JSON.stringify(run.error)).toBe('completed');
+  }
+
   const workflows = [main.id, childWorkflow, waiting.id as string, reflected.id, ...retrievals, selected.id];
   const views = await Promise.all(
     workflows.map(async (id) => (await call(tenant, 'GET', `/v1/workflows/${id}`)).json()),
