@@ -116,7 +116,7 @@ function functionKey(frame: CallFrame): string {
   return where === '' ? name : `${name}  ${where}:${lineOf(frame)}`;
 }
 
-/** The file or package a frame belongs to: `zod`, `better-sqlite3`, `src/engine/run.ts`, `(native)`. */
+/** The file or package a frame belongs to: `zod`, `better-sqlite3`, `src/engine/run/run.ts`, `(native)`. */
 function fileKey(frame: CallFrame): string {
   const where = shortUrl(frame.url);
   if (where === '') return frame.functionName.startsWith('(') ? frame.functionName : '(native)';

@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { MAX_AGENTS_PER_TENANT, MAX_VERSIONS_PER_AGENT } from '../domain/agents.js';
+import { MAX_AGENTS_PER_TENANT, MAX_VERSIONS_PER_AGENT, redactAgent } from '../domain/agents.js';
 import { NotFoundError } from '../domain/errors.js';
 import type { AgentRegistry } from '../domain/ports.js';
-import { redactAgent } from '../engine/definition-redaction.js';
 import {
   AgentGetQuerySchema,
   AgentListQuerySchema,

@@ -1,6 +1,7 @@
 import type { SelectionStrategy } from './agent-selection.js';
 import type { AgentConfig } from './definition.js';
 import type { AgentRole } from './names.js';
+import { redactSecrets, redactValue } from './redact.js';
 import type { Complexity } from './task.js';
 
 /**
@@ -69,4 +70,20 @@ export interface StrategySums {
   successes: number;
   costUsd: number;
   simulatedCostUsd: number;
+}
+
+/**
+ * One agent's free text — `system` and the `simulate` script — redacted: for a definition's agents,
+ * and for an agent registered under a name (its versions are kept, so a token pasted into its system
+ * prompt would be kept with them). Copy-on-write.
+ */
+export function redactAgent(agent: AgentConfig): AgentConfig {
+  const system = agent.system === undefined ? undefined : redactSecrets(agent.system);
+  const simulate = redactValue(agent.simulate) as AgentConfig['simulate'];
+  if (system === agent.system && simulate === agent.simulate) return agent;
+  return {
+    ...agent,
+    ...(system === undefined ? {} : { system }),
+    ...(simulate === undefined ? {} : { simulate }),
+  };
 }

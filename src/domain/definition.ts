@@ -8,7 +8,7 @@ import { TaskSchema } from './task.js';
 /**
  * Workflow definitions (DESIGN §3). Every object is strict: an unknown field is a 400, never
  * silently dropped. Cross-field rules (unique names, template references, limits) live in
- * `definition-rules.ts`; this file is the shape.
+ * `engine/submission/rules.ts`; this file is the shape.
  */
 
 const TemperatureSchema = z.number().min(0).max(2);
@@ -121,7 +121,7 @@ export const ReviewNodeSchema = z.strictObject({
 export type ReviewNode = z.infer<typeof ReviewNodeSchema>;
 
 /**
- * The name of a prompt's agent. Selections are settled at submission (engine/agent-resolution.ts),
+ * The name of a prompt's agent. Selections are settled at submission (engine/submission/agent-resolution.ts),
  * so every stored prompt names its agent; an unsettled one is a programming error.
  */
 export function agentNameOf(node: PromptNode): string {

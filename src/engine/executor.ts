@@ -24,21 +24,22 @@ import { redactSecrets } from '../domain/redact.js';
 import type { ReflectionRequest } from '../domain/reflection.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { resolveAgents } from './agent-resolution.js';
-import { routingOf } from './allocation-of.js';
-import { redactDefinition } from './definition-redaction.js';
-import { checkDefinition } from './definition-rules.js';
-import { planWorkflow } from './plan.js';
-import { settlePlanningPatterns } from './planning-patterns.js';
+import { cancelledError, isShutdown, shuttingDownError } from './errors.js';
+import { shareIdenticalSchemas } from './nodes/prompt/response-format.js';
 import { createReflectionDesk, type ReflectionState } from './reflection-desk.js';
-import { shareIdenticalSchemas } from './response-format.js';
-import { Run, type RunStart } from './run.js';
-import { createSemaphore } from './semaphore.js';
-import { type CorpusReader, cancelledError, type EngineServices, isShutdown, shuttingDownError } from './services.js';
-import { SpawnLedger } from './spawn-ledger.js';
-import { TenantSpend } from './tenant-spend.js';
-import type { RetryPolicy } from './transport-retry.js';
-import { TreeBudgets } from './tree-budgets.js';
+import { routingOf } from './run/allocation-of.js';
+import { Run, type RunStart } from './run/run.js';
+import { createSemaphore } from './run/semaphore.js';
+import type { CorpusReader, EngineServices } from './run/services.js';
+import { SpawnLedger } from './run/spawn-ledger.js';
+import { TenantSpend } from './run/tenant-spend.js';
+import type { RetryPolicy } from './run/transport-retry.js';
+import { TreeBudgets } from './run/tree-budgets.js';
+import { resolveAgents } from './submission/agent-resolution.js';
+import { planWorkflow } from './submission/plan.js';
+import { settlePlanningPatterns } from './submission/planning-patterns.js';
+import { redactDefinition } from './submission/redaction.js';
+import { checkDefinition } from './submission/rules.js';
 
 /** What the API layer asks of the engine. */
 export interface Executor {

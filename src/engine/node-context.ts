@@ -22,11 +22,11 @@ import type { NodePatch, NodeRecord, WorkflowRecord } from '../domain/records.js
 import type { ReflectionLevel, ReflectionResolution } from '../domain/reflection.js';
 import type { SpanFieldsByType, SpanStatus, SpanType } from '../domain/spans.js';
 import type { Complexity } from '../domain/task.js';
+import type { TemplateScope } from '../domain/templates.js';
 import type { EngagementFilter, EngagementSums, RetrievalRunRecord } from '../domain/tool-analytics.js';
 import type { Allocation } from '../routing/allocation.js';
 import type { RetrievedChunk } from '../tools/tool.js';
-import type { Deadline } from './deadline.js';
-import type { TemplateScope } from './templates.js';
+import type { Deadline } from './run/deadline.js';
 
 /**
  * What a node handler sees of the run it belongs to (DESIGN §1): four narrow facets instead of the
@@ -279,7 +279,7 @@ export interface CheckSite {
   depth: number;
 }
 
-/** The submission rules a kind's own fields are checked with (definition-rules.ts implements them). */
+/** The submission rules a kind's own fields are checked with (submission/rules.ts implements them). */
 export interface DefinitionRules {
   /** A prompt's agent, models, responseFormat and templates. */
   prompt(node: PromptNode, site: CheckSite): void;
@@ -289,7 +289,7 @@ export interface DefinitionRules {
   childWorkflow(node: ChildWorkflowNode, site: CheckSite): void;
 }
 
-/** What a kind's redaction may use (definition-redaction.ts implements it). */
+/** What a kind's redaction may use (submission/redaction.ts implements it). */
 export interface Redactor {
   text(value: string): string;
   value<T>(value: T): T;

@@ -6,10 +6,10 @@ import { redactSecrets } from '../domain/redact.js';
 import type { ReflectionRequest } from '../domain/reflection.js';
 import { manualReflectionRefusal } from '../reflection/manual.js';
 import { reflectionBudgetOf } from '../reflection/settings.js';
+import { shuttingDownError } from './errors.js';
 import { NODE_HANDLERS } from './nodes/table.js';
-import { shuttingDownError } from './services.js';
-import type { TenantSpend } from './tenant-spend.js';
-import { maxLlmCallsOf } from './tree-budgets.js';
+import type { TenantSpend } from './run/tenant-spend.js';
+import { maxLlmCallsOf } from './run/tree-budgets.js';
 
 /**
  * Reflection asked for by hand (README "Reflection", groundswell's `triggerReflection`): what the

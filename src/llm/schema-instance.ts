@@ -9,7 +9,7 @@ import { sampleRegex } from './regex-sample.js';
  * Covers the subset clients write for `responseFormat`; anything it cannot satisfy is best effort.
  *
  * Bounded twice (DESIGN §7): submission refuses schemas whose instance would be too big
- * (engine/schema-budget.ts), and this generator charges every character it emits against a hard
+ * (engine/nodes/prompt/schema-budget.ts), and this generator charges every character it emits against a hard
  * budget, ending with a clear OUTPUT_TOO_LARGE error instead of exhausting the heap.
  */
 export const INSTANCE_BUDGET_CHARS = 1_000_000;

@@ -13,7 +13,8 @@ import { describe, expect, it } from 'vitest';
  * be understood — the hub the engine's runners once formed around `Run`. Types both sides need go
  * into a types-only file below them (engine/node-context.ts).
  *
- * Two engine rules: only the executor may import the Run (node handlers get a NodeContext), and a
+ * Engine rules: only the executor may import the Run (node handlers get a NodeContext); the rooms
+ * point one way (roomViolation); and a
  * node kind is dispatched on only in the handler table (src/engine/nodes/) and the definition's own
  * shape (src/domain/definition.ts).
  */
@@ -123,11 +124,13 @@ function checkArchitecture(files: ReadonlyMap<string, string>): ArchitectureRepo
           continue;
         }
         if (known.has(target)) targets.add(target);
-        if (target === 'src/engine/run.ts' && file !== 'src/engine/executor.ts') {
+        if (target === RUN_FILE && file !== 'src/engine/executor.ts') {
           violations.push(
             `${where}: only src/engine/executor.ts may import the Run; node handlers receive a NodeContext`,
           );
         }
+        const room = roomViolation(file, target, typeOnly);
+        if (room) violations.push(`${where}: ${room}`);
         const violation = relativeViolation(layer, target, typeOnly);
         if (violation) violations.push(`${where} (${target}): ${violation}`);
       } else {
@@ -140,6 +143,33 @@ function checkArchitecture(files: ReadonlyMap<string, string>): ArchitectureRepo
   for (const cycle of findCycles(edges)) violations.push(`import cycle: ${cycle.join(' → ')}`);
   for (const [file, source] of files) violations.push(...kindDispatches(file, source));
   return { violations, filesScanned: files.size, importsScanned };
+}
+
+const RUN_FILE = 'src/engine/run/run.ts';
+/** What the rest of the engine gives node handlers: the runtime contract and the stop helpers. */
+const NODE_HANDLER_IMPORTS = new Set(['src/engine/node-context.ts', 'src/engine/errors.ts']);
+
+/**
+ * The engine's rooms point one way: run/ (every step) may use submission/ (once per POST) and
+ * nodes/; submission/ may use nodes/ (a kind's checks); nodes/ use neither, only the contract in
+ * node-context.ts and errors.ts. api/ takes from engine/ only the executor's types.
+ */
+function roomViolation(file: string, target: string, typeOnly: boolean): string | undefined {
+  if (!target.startsWith('src/engine/')) return undefined;
+  if (
+    file.startsWith('src/engine/nodes/') &&
+    !target.startsWith('src/engine/nodes/') &&
+    !NODE_HANDLER_IMPORTS.has(target)
+  ) {
+    return 'engine/nodes/ may import of the engine only node-context.ts, errors.ts and nodes/';
+  }
+  if (file.startsWith('src/engine/submission/') && target.startsWith('src/engine/run/')) {
+    return 'engine/submission/ never imports engine/run/';
+  }
+  if (file.startsWith('src/api/') && !(target === 'src/engine/executor.ts' && typeOnly)) {
+    return "api/ takes from engine/ only the executor's types";
+  }
+  return undefined;
 }
 
 const NODE_KIND_NAMES = new Set(['prompt', 'sequence', 'parallel', 'workflow']);
@@ -262,9 +292,12 @@ function readSourceTree(root: string): Map<string, string> {
 describe('architecture (DESIGN §1)', () => {
   it('the checker flags what it must, on an in-memory fixture', () => {
     const fixture = new Map<string, string>([
-      ['src/domain/ids.ts', `import { run } from '../engine/run.js';\nimport Fastify from 'fastify';`],
-      ['src/engine/run.ts', `import { plan } from './plan.js';\nimport type { Logger } from 'pino';`],
-      ['src/engine/plan.ts', `export { run } from './run.js';\nconst lazy = () => import('../domain/ids.js');`],
+      ['src/domain/ids.ts', `import { run } from '../engine/run/run.js';\nimport Fastify from 'fastify';`],
+      ['src/engine/run/run.ts', `import { plan } from '../submission/plan.js';\nimport type { Logger } from 'pino';`],
+      [
+        'src/engine/submission/plan.ts',
+        `export { run } from '../run/run.js';\nconst lazy = () => import('../../domain/ids.js');`,
+      ],
       ['src/llm/simulated.ts', `import { db } from '../store/db.js';\nimport Anthropic from '@anthropic-ai/sdk';`],
       ['src/store/db.ts', `import Database from 'better-sqlite3';\n// import { x } from '../api/nope.js';`],
       [
@@ -277,27 +310,38 @@ describe('architecture (DESIGN §1)', () => {
       ['src/engine/node-b.ts', `import type { A } from './node-a.js';\nif (node.type === 'prompt') run();`],
       [
         'src/engine/nodes/prompt.ts',
-        `import type { Run } from '../run.js';\nswitch (n.type) { case 'prompt': break; }`,
+        `import type { Run } from '../run/run.js';\nswitch (n.type) { case 'prompt': break; }`,
+      ],
+      ['src/engine/nodes/review.ts', `import type { X } from '../executor.js';\nimport { y } from '../errors.js';`],
+      ['src/engine/errors.ts', ''],
+      ['src/engine/executor.ts', ''],
+      [
+        'src/api/views.ts',
+        `import type { Executor } from '../engine/executor.js';\nimport { z } from '../engine/errors.js';`,
       ],
     ]);
     const { violations, importsScanned } = checkArchitecture(fixture);
-    expect(importsScanned).toBe(17);
+    expect(importsScanned).toBe(21);
     expect(violations.sort()).toEqual(
       [
-        `src/domain/ids.ts imports '../engine/run.js' (src/engine/run.ts): floor 1 (domain) may only import lower floors, not floor 3 (engine)`,
+        `src/domain/ids.ts imports '../engine/run/run.js' (src/engine/run/run.ts): floor 1 (domain) may only import lower floors, not floor 3 (engine)`,
         `src/domain/ids.ts imports 'fastify': domain/ may import only zod and node: builtins`,
-        `src/engine/run.ts imports 'pino': engine/ must stay free of infrastructure packages (pino)`,
+        `src/engine/run/run.ts imports 'pino': engine/ must stay free of infrastructure packages (pino)`,
         `src/llm/simulated.ts imports '../store/db.js' (src/store/db.ts): floor 2 (llm) may only import lower floors, not floor 2 (store)`,
         `src/llm/simulated.ts imports '@anthropic-ai/sdk': only src/llm/anthropic.ts may import the Anthropic SDK`,
         `src/api/routes.ts imports '../store/db.js' (src/store/db.ts): api/ may not load an adapter (store); only deps.ts and main.ts wire concrete classes (use \`import type\`)`,
         `src/deps.ts imports './app.js' (src/app.ts): floor 4 (deps.ts) may only import lower floors, not floor 5 (app.ts)`,
         'src/misc/util.ts sits on no floor of DESIGN §1: place its folder in test/unit/architecture.test.ts',
-        'import cycle: src/domain/ids.ts → src/engine/run.ts → src/engine/plan.ts → src/domain/ids.ts',
-        'import cycle: src/engine/run.ts → src/engine/plan.ts → src/engine/run.ts',
+        'import cycle: src/domain/ids.ts → src/engine/run/run.ts → src/engine/submission/plan.ts → src/domain/ids.ts',
+        'import cycle: src/engine/run/run.ts → src/engine/submission/plan.ts → src/engine/run/run.ts',
         'import cycle: src/engine/node-a.ts → src/engine/node-b.ts → src/engine/node-a.ts',
-        `src/engine/plan.ts imports './run.js': only src/engine/executor.ts may import the Run; node handlers receive a NodeContext`,
-        `src/domain/ids.ts imports '../engine/run.js': only src/engine/executor.ts may import the Run; node handlers receive a NodeContext`,
-        `src/engine/nodes/prompt.ts imports '../run.js': only src/engine/executor.ts may import the Run; node handlers receive a NodeContext`,
+        `src/engine/submission/plan.ts imports '../run/run.js': only src/engine/executor.ts may import the Run; node handlers receive a NodeContext`,
+        `src/engine/submission/plan.ts imports '../run/run.js': engine/submission/ never imports engine/run/`,
+        `src/domain/ids.ts imports '../engine/run/run.js': only src/engine/executor.ts may import the Run; node handlers receive a NodeContext`,
+        `src/engine/nodes/prompt.ts imports '../run/run.js': only src/engine/executor.ts may import the Run; node handlers receive a NodeContext`,
+        `src/engine/nodes/prompt.ts imports '../run/run.js': engine/nodes/ may import of the engine only node-context.ts, errors.ts and nodes/`,
+        `src/engine/nodes/review.ts imports '../executor.js': engine/nodes/ may import of the engine only node-context.ts, errors.ts and nodes/`,
+        `src/api/views.ts imports '../engine/errors.js': api/ takes from engine/ only the executor's types`,
         `src/engine/node-b.ts:2 compares a node's type (node.type === 'prompt'): node kinds are handled in the handler table (src/engine/nodes/table.ts)`,
       ].sort(),
     );

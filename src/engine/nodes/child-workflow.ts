@@ -1,8 +1,8 @@
 import type { ChildWorkflowNode, WorkflowDefinition } from '../../domain/definition.js';
 import { AppError } from '../../domain/errors.js';
 import { isTerminal } from '../../domain/status.js';
+import { renderValue } from '../../domain/templates.js';
 import type { NodeHandler, RunView } from '../node-context.js';
-import { renderValue } from '../templates.js';
 
 /**
  * `workflow`: a nested child workflow with its own rows, events and status, created through the

@@ -1,6 +1,6 @@
 import type { ParallelNode, SequenceNode, WorkflowNode } from '../../domain/definition.js';
+import { isShutdown } from '../errors.js';
 import type { NodeAttempt, NodeContext, NodeHandler } from '../node-context.js';
-import { isShutdown } from '../services.js';
 
 /**
  * Containers' results need not be durable before the run moves on: after a crash a container

@@ -8,12 +8,12 @@ import {
 } from '../../domain/review.js';
 import { COMPLEXITY_ALLOCATIONS, REVIEWER_TIER, reviewPanel } from '../../routing/allocation.js';
 import { decideReview } from '../../routing/review.js';
+import { isShutdown } from '../errors.js';
 import type { NodeAttempt, NodeContext, NodeHandler } from '../node-context.js';
-import { isShutdown } from '../services.js';
-import { buildUserMessage } from '../user-message.js';
-import { converse } from './conversation.js';
-import { instructionsHash } from './prompt.js';
-import { preparePrompt } from './prompt-request.js';
+import { converse } from './prompt/conversation.js';
+import { instructionsHash } from './prompt/prompt.js';
+import { preparePrompt } from './prompt/request.js';
+import { buildUserMessage } from './user-message.js';
 
 /**
  * `review` (DESIGN §8): a panel of reviewers judges an earlier step's output. The panel is the

@@ -2,7 +2,7 @@ import type { NodeType, WorkflowNode } from '../../domain/definition.js';
 import type { NodeHandler } from '../node-context.js';
 import { childWorkflowHandler } from './child-workflow.js';
 import { parallelHandler, sequenceHandler } from './containers.js';
-import { promptHandler } from './prompt.js';
+import { promptHandler } from './prompt/prompt.js';
 import { reviewHandler } from './review.js';
 
 /**

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/domain/errors.js';
 import type { NodeRecord } from '../../../src/domain/records.js';
 import type { ReflectionEntry } from '../../../src/domain/reflection.js';
-import { Reopening } from '../../../src/engine/reopening.js';
+import { Reopening } from '../../../src/engine/run/reopening.js';
 import { manualReflectionRefusal } from '../../../src/reflection/manual.js';
 import { node } from '../store/fixtures.js';
 
 /**
- * A reopened workflow decides from stored rows alone (src/engine/reopening.ts), so an execution
+ * A reopened workflow decides from stored rows alone (src/engine/run/reopening.ts), so an execution
  * resumed after a crash in the middle of a reopened run decides as the first one did.
  */
 const failure = { code: 'VALIDATION_FAILED', message: 'the answer broke the schema' };

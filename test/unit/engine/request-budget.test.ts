@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/domain/errors.js';
-import { ownBudgetRefusal, RequestBudget, treeBudgetRefusal } from '../../../src/engine/request-budget.js';
+import { ownBudgetRefusal, RequestBudget, treeBudgetRefusal } from '../../../src/engine/run/request-budget.js';
 
 function refusal(take: () => unknown): unknown {
   try {

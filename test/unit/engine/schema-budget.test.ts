@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkSchemaBudget, SCHEMA_BUDGET } from '../../../src/engine/schema-budget.js';
+import { checkSchemaBudget, SCHEMA_BUDGET } from '../../../src/engine/nodes/prompt/schema-budget.js';
 
 const check = (schema: Record<string, unknown>) => checkSchemaBudget(schema, 'rf');
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSemaphore } from '../../../src/engine/semaphore.js';
+import { createSemaphore } from '../../../src/engine/run/semaphore.js';
 
 describe('semaphore', () => {
   it('admits up to the limit and serves waiters FIFO', async () => {

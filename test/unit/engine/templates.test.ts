@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/domain/errors.js';
-import { MISSING, refsIn, renderText, renderValue, type TemplateScope } from '../../../src/engine/templates.js';
-import { buildUserMessage } from '../../../src/engine/user-message.js';
+import { MISSING, refsIn, renderText, renderValue, type TemplateScope } from '../../../src/domain/templates.js';
+import { buildUserMessage } from '../../../src/engine/nodes/user-message.js';
 
 const scope: TemplateScope = {
   input: { code: 'x = 1', nested: { list: [10, 20] } },

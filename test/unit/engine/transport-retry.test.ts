@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AppError, ProviderError } from '../../../src/domain/errors.js';
 import type { Clock } from '../../../src/domain/ports.js';
-import { type Deadline, deadlineOf, RunDeadlines } from '../../../src/engine/deadline.js';
-import { backoffDelay, callWithRetry, type RetryNotice } from '../../../src/engine/transport-retry.js';
+import { type Deadline, deadlineOf, RunDeadlines } from '../../../src/engine/run/deadline.js';
+import { backoffDelay, callWithRetry, type RetryNotice } from '../../../src/engine/run/transport-retry.js';
 
 function recordingClock(): Clock & { slept: number[] } {
   const slept: number[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskModelGroup } from '../../../src/domain/usage-analytics.js';
-import { withPatterns } from '../../../src/engine/user-message.js';
+import { withPatterns } from '../../../src/engine/nodes/user-message.js';
 import { MAX_PATTERNS, topPerformingPatterns } from '../../../src/metrics/patterns.js';
 
 const group = (taskType: string, model: string, tasks: number, successes: number, efficiency: number) =>
