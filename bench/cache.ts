@@ -1,5 +1,5 @@
 /**
- * Cache hit path (DESIGN §15 goal: key over a 2 KB request + lookup ≤ 15 µs).
+ * Cache hit path (docs/design.md#tests-and-checks goal: key over a 2 KB request + lookup ≤ 15 µs).
  *
  * What it measures, over 64 variants of a realistic ~2 KB effective request (system prompt, a user
  * message with data, a tool turn, two tool definitions, stop, temperature, schema hash), each a
@@ -111,7 +111,7 @@ function request(i: number): EffectiveRequest {
   };
 }
 
-/** The naive reference: what DESIGN §15 calls sorted-key recursion. */
+/** The naive reference: what docs/design.md#tests-and-checks calls sorted-key recursion. */
 function naiveSortedStringify(value: unknown): string {
   const seen = new WeakSet<object>();
   const stringify = (val: unknown): string => {

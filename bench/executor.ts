@@ -1,5 +1,5 @@
 /**
- * Executor hot path (DESIGN §15 goal: ≤ 40 µs per step median, p99 of a 10-step run ≤ 2 ms).
+ * Executor hot path (docs/design.md#tests-and-checks goal: ≤ 40 µs per step median, p99 of a 10-step run ≤ 2 ms).
  *
  * What it measures: one workflow = a `sequence` of 10 `prompt` nodes on `sim/haiku` (zero latency,
  * no simulate script), driven through createDeps + executor directly (no HTTP), with everything
@@ -33,7 +33,8 @@ const definition: WorkflowDefinition = WorkflowDefinitionSchema.parse({
   name: 'bench-sequence',
   input: { topic: 'benchmarks' },
   agents: { writer: { model: 'sim/haiku', system: 'You write one short sentence.' } },
-  // DESIGN §15 measures the executor with the cache off: every step is a (simulated) provider call.
+  // docs/design.md#tests-and-checks measures the executor with the cache off: every step is a (simulated) provider
+  // call.
   options: { cache: false },
   root: {
     type: 'sequence',

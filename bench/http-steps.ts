@@ -1,6 +1,6 @@
 /**
  * The 10-step job over HTTP + SSE, black-box, against the LangGraph.js peer in the same run
- * (DESIGN §15: server CPU per step ≥ 6× lower than LangGraph.js + SqliteSaver's on the same job).
+ * (docs/design.md#tests-and-checks: server CPU per step ≥ 6× lower than LangGraph.js + SqliteSaver's on the same job).
  *
  * Each server under test is its own child process on 127.0.0.1:0 (bench/lib/http-job.ts):
  *   - baton: `node --import tsx src/main.ts` with its default config (temp DATABASE_PATH,

@@ -1,5 +1,5 @@
 /**
- * Span persistence throughput (DESIGN §12: "batched span inserts reach ~164k rows/s with
+ * Span persistence throughput (docs/design.md#storage: "batched span inserts reach ~164k rows/s with
  * time-ordered ids"; goal here: ≥ 50k spans/s through the real commit path).
  *
  * What it measures: WORKFLOWS workflows in flight, each committing STEPS change sets through

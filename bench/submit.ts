@@ -1,5 +1,5 @@
 /**
- * Submit path (DESIGN §15 goal: ≥ 10 000 `POST /v1/workflows` per second at 50 connections, p99 ≤
+ * Submit path (docs/design.md#tests-and-checks goal: ≥ 10 000 `POST /v1/workflows` per second at 50 connections, p99 ≤
  * 20 ms, the rows durably committed before the 202).
  *
  * What it measures: autocannon (50 connections, BENCH_SECONDS, default 10 s, after a short warm-up)

@@ -1,4 +1,4 @@
--- baton schema v1 (DESIGN §12). Times are INTEGER epoch milliseconds; JSON values are TEXT.
+-- baton schema v1 (docs/design.md#storage). Times are INTEGER epoch milliseconds; JSON values are TEXT.
 -- Ids are time-ordered (src/domain/ids.ts), so `ORDER BY id` is creation order and inserts stay
 -- append-mostly. Every row holding tenant data carries tenant_id.
 

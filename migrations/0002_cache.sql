@@ -1,4 +1,5 @@
--- Response cache, persistent tier (DESIGN §6, §12). One row per (tenant, key); the key is
+-- Response cache, persistent tier (docs/design.md#caching, docs/design.md#storage). One row per (tenant, key); the
+-- key is
 -- `<agent>:<sha256 hex>`, so a prefix bust is a range scan on the primary key. `value` is the JSON
 -- of the CachedResponse; the other columns describe it without parsing it.
 

@@ -1,4 +1,5 @@
--- Reflection history (DESIGN §5.2): one row per reflection, written in the same transaction as the
+-- Reflection history (docs/design.md#three-levels-of-reflection): one row per reflection, written in the same
+-- transaction as the
 -- node result it belongs to. Ids are time-ordered (`rf_…`), so `ORDER BY id` is creation order.
 -- error and resolution are JSON TEXT, parsed back through zod (src/domain/reflection.ts).
 

@@ -1,4 +1,5 @@
--- Tracing spans (DESIGN §9, §12). One row per span, written in the same transaction as the node it
+-- Tracing spans (docs/design.md#events-spans-metrics-and-rewards, docs/design.md#storage). One row per span, written
+-- in the same transaction as the node it
 -- belongs to. Span ids are time-ordered (`span_` + 24 hex), so the clustered key makes inserts
 -- append-mostly and `ORDER BY span_id` is creation order. A span is open while `status` (and
 -- `ended_at`) is NULL; it is closed once. `error` ({code, message}) and `fields` (the type's fields,

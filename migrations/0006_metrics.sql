@@ -1,4 +1,5 @@
--- Efficiency records, rewards and feedback (DESIGN §9). Times are INTEGER epoch milliseconds.
+-- Efficiency records, rewards and feedback (docs/design.md#events-spans-metrics-and-rewards). Times are INTEGER epoch
+-- milliseconds.
 -- `efficiency` and `rewards` rows are written in the same transaction as the workflow's final
 -- state; `record` is the EfficiencyRecord JSON (src/domain/metrics.ts), parsed back through zod.
 

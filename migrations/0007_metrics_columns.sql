@@ -1,6 +1,6 @@
 -- The figures GET /v1/metrics/efficiency averages over the whole filtered window (not one page),
 -- as columns beside the record JSON, so the aggregate is one indexed GROUP BY. Real and simulated
--- money are kept apart (DESIGN §7): a by_model entry of a sim/* model is simulated.
+-- money are kept apart (docs/design.md#providers-and-models): a by_model entry of a sim/* model is simulated.
 
 ALTER TABLE efficiency ADD COLUMN efficiency_score REAL NOT NULL DEFAULT 0;
 ALTER TABLE efficiency ADD COLUMN wall_time_seconds REAL NOT NULL DEFAULT 0;

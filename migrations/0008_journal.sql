@@ -1,4 +1,4 @@
--- The journal (DESIGN §12, src/store/journal.repo.ts): the durable record of events and spans.
+-- The journal (docs/design.md#storage, src/store/journal.repo.ts): the durable record of events and spans.
 -- Each commit appends one row per workflow it touches, with that commit's events and span writes as
 -- JSON arrays. The rowid orders rows, so commits append to the right edge of one B-tree instead of
 -- dirtying pages of the events and spans B-trees of every workflow in flight (bench/write-pattern.ts).

@@ -1,4 +1,4 @@
--- Tool analytics and retrieval engagement (DESIGN §10). Both are written by the engine in the
+-- Tool analytics and retrieval engagement (docs/design.md#agent-tools). Both are written by the engine in the
 -- transaction of the node they belong to (ChangeSet.toolCalls / ChangeSet.retrievalRuns), so a
 -- crash never leaves a call counted without its node, or the reverse. Times are epoch ms.
 
@@ -40,7 +40,7 @@ CREATE TABLE retrieval_runs (
   guard               TEXT NOT NULL CHECK (guard IN ('none', 'min_calls', 'auto')),
   guard_min_calls     INTEGER,
   guard_interventions INTEGER NOT NULL,
-  -- memory_retrieval_relevant of this run (DESIGN §10): 1, 0, or NULL when nothing was retrieved.
+  -- memory_retrieval_relevant of this run (docs/design.md#agent-tools): 1, 0, or NULL when nothing was retrieved.
   relevant            INTEGER CHECK (relevant IN (0, 1)),
   at                  INTEGER NOT NULL
 );

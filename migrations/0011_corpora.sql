@@ -1,4 +1,5 @@
--- Retrieval corpora (DESIGN §10, §12): a tenant's documents, chunked, searched with FTS5 BM25.
+-- Retrieval corpora (docs/design.md#agent-tools, docs/design.md#storage): a tenant's documents, chunked, searched
+-- with FTS5 BM25.
 -- Written by store/corpora.repo.ts only. Times are epoch ms.
 
 -- `seq` is the internal key the documents, chunks and the FTS index refer to. AUTOINCREMENT, so a

@@ -1,4 +1,5 @@
--- Review nodes (DESIGN §8): `nodes.type` admits 'review'. SQLite cannot change a CHECK in place, so
+-- Review nodes (docs/design.md#complexity-allocation-selection-and-review): `nodes.type` admits 'review'. SQLite
+-- cannot change a CHECK in place, so
 -- the table is rebuilt: the new one is filled, the old one dropped, the new one takes its name.
 -- `reflections.node_id` references nodes by name, so it names the new table after the rename. The
 -- migration runs with foreign keys on (no PRAGMA can turn them off inside its transaction), so the

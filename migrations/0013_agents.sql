@@ -1,4 +1,6 @@
--- The agent registry and agent selection (DESIGN §3, §8, §11). Written by store/agents.repo.ts and,
+-- The agent registry and agent selection (docs/design.md#workflow-definitions,
+-- docs/design.md#complexity-allocation-selection-and-review, docs/design.md#http-api-conventions). Written by
+-- store/agents.repo.ts and,
 -- for agent_uses, with the workflow's own insert (one transaction). Times are epoch ms.
 -- (0012 is left to another branch; migration versions only need to increase.)
 

@@ -64,7 +64,7 @@ export interface BuildAppOptions {
   onRoute?: (route: RouteOptions) => void;
 }
 
-/** The fastify instance with every route module registered explicitly (DESIGN §1). */
+/** The fastify instance with every route module registered explicitly (docs/design.md#architecture-and-floors). */
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { config } = deps;
   const headersTimeout = headersTimeoutMs(config);
@@ -77,7 +77,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     bodyLimit: config.BODY_LIMIT_BYTES,
     // Passed to http.createServer. Node enforces headersTimeout/requestTimeout only when it checks
     // its connections (every 30 s by default), so a slow-header client lived ~31 s whatever the
-    // setting: checking every quarter of the headers timeout (≤ 1 s) cuts it on time (DESIGN §13).
+    // setting: checking every quarter of the headers timeout (≤ 1 s) cuts it on time (docs/design.md#security).
     http: {
       headersTimeout,
       connectionsCheckingInterval: Math.min(1_000, Math.max(100, Math.floor(headersTimeout / 4))),
@@ -116,7 +116,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
-  // One log line per request (DESIGN §12); server errors ride on it instead of a second line.
+  // One log line per request (docs/design.md#storage); server errors ride on it instead of a second line.
   function logRequest(request: FastifyRequest, reply: FastifyReply): void {
     const err = errors.get(request);
     const line = {

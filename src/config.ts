@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The whole environment, validated once at boot (DESIGN §14). README's table mirrors this file. */
+/** The whole environment, validated once at boot (docs/design.md#configuration). README's table mirrors this file. */
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -39,7 +39,8 @@ const jsonObject = <T extends z.ZodType<unknown, object>>(schema: T) =>
 
 /**
  * `provider/model`: the non-tier branch of ModelSpecSchema (domain/definition.ts). config.ts and
- * domain/ share the ground floor and may not import each other (DESIGN §1), so the pattern is
+ * domain/ share the ground floor and may not import each other (docs/design.md#architecture-and-floors), so the
+ * pattern is
  * repeated here and test/unit/config.test.ts checks that both accept the same specs.
  */
 const ModelIdSchema = z
@@ -148,7 +149,7 @@ export function runningPerTenant(config: Config): number {
   return tenants > 1 ? Math.max(1, Math.floor(global / 2)) : global;
 }
 
-/** Without API keys the service is single-tenant and only listens on loopback (DESIGN §13). */
+/** Without API keys the service is single-tenant and only listens on loopback (docs/design.md#security). */
 export const DEV_TENANT = 'default';
 export function isDevMode(config: Config): boolean {
   return config.API_KEYS.length === 0;

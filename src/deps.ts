@@ -57,22 +57,25 @@ export interface Deps {
   queue: WorkQueue;
   models: ModelCatalog;
   cache: ResponseCache;
-  /** Efficiency records, rewards and feedback (DESIGN §9). */
+  /** Efficiency records, rewards and feedback (docs/design.md#events-spans-metrics-and-rewards). */
   metrics: MetricsStore;
-  /** Traces and spans (DESIGN §9). */
+  /** Traces and spans (docs/design.md#events-spans-metrics-and-rewards). */
   traces: TraceStore;
-  /** Retrieval corpora and their BM25 search (DESIGN §10). */
+  /** Retrieval corpora and their BM25 search (docs/design.md#agent-tools). */
   corpora: CorpusStore;
-  /** The agent registry and the agent-use history selection scores by (DESIGN §3, §8). */
+  /**
+   * The agent registry and the agent-use history selection scores by (docs/design.md#workflow-definitions,
+   * docs/design.md#complexity-allocation-selection-and-review).
+   */
   agents: AgentRegistry;
   executor: Executor;
-  /** The built-in agent tools (DESIGN §10). */
+  /** The built-in agent tools (docs/design.md#agent-tools). */
   tools: ToolRegistry;
-  /** Retrieval engagement per model (DESIGN §10): analytics, the auto guard, the audit's Tier 2. */
+  /** Retrieval engagement per model (docs/design.md#agent-tools): analytics, the auto guard, the audit's Tier 2. */
   engagement: EngagementStore;
-  /** The dashboard, tool and model analytics (DESIGN §9). */
+  /** The dashboard, tool and model analytics (docs/design.md#events-spans-metrics-and-rewards). */
   usage: UsageAnalyticsStore;
-  /** Runs a read-only tool as a node of a workflow, for exploration (DESIGN §11). */
+  /** Runs a read-only tool as a node of a workflow, for exploration (docs/design.md#http-api-conventions). */
   toolExplorer: ToolExplorer;
   /** Deletes finished workflow trees past RETENTION_DAYS, in small batches on a timer (README "Retention"). */
   retention: RetentionSweeper;

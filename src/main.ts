@@ -6,7 +6,10 @@ import { createDeps } from './deps.js';
 /** Kept for the last commits, closing the database and the exit itself. */
 const EXIT_MARGIN_MS = 300;
 
-/** Process entry: loadConfig → createDeps → buildApp → listen; signals and graceful shutdown (DESIGN §4). */
+/**
+ * Process entry: loadConfig → createDeps → buildApp → listen; signals and graceful shutdown
+ * (docs/design.md#execution).
+ */
 async function main(): Promise<void> {
   const config = loadConfig();
   const deps = await createDeps(config);

@@ -3,7 +3,10 @@ import { MAX_AGENTS_PER_TENANT, MAX_VERSIONS_PER_AGENT, type RegisteredAgent } f
 import { AgentConfigSchema } from '../domain/definition.js';
 import { AGENT_ROLES, NameSchema } from '../domain/names.js';
 
-/** HTTP shapes of the agent registry (DESIGN §3, §11), camelCase like the workflow API. */
+/**
+ * HTTP shapes of the agent registry (docs/design.md#workflow-definitions, docs/design.md#http-api-conventions),
+ * camelCase like the workflow API.
+ */
 
 export const AgentViewSchema = z.object({
   name: z.string(),

@@ -19,7 +19,8 @@ import { asQueryError } from './error-handler.js';
 import { errorResponses } from './schemas.js';
 
 /**
- * The agent registry of the caller's tenant (DESIGN §3, §11): named agent configs, versioned.
+ * The agent registry of the caller's tenant (docs/design.md#workflow-definitions,
+ * docs/design.md#http-api-conventions): named agent configs, versioned.
  * Workflows name a registered agent as a prompt's `agent` (or select among them); submission copies
  * the current version into the stored definition, so a run keeps the version it started with.
  */

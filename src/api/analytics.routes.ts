@@ -6,7 +6,7 @@ import type { EngagementStore } from '../domain/ports.js';
 import { engagementReport } from '../metrics/engagement.js';
 import { errorResponses } from './schemas.js';
 
-/** Retrieval engagement per model (DESIGN §10): how models use the tools they are given. */
+/** Retrieval engagement per model (docs/design.md#agent-tools): how models use the tools they are given. */
 
 const FiguresSchema = z.object({
   tasks: z.int().describe('Workflows (tasks) with at least one retrieval run: the seed counts engagement per task.'),

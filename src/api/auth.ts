@@ -7,7 +7,7 @@ import { createRateLimiter } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The tenant every /v1 route is scoped to (DESIGN §13). */
+    /** The tenant every /v1 route is scoped to (docs/design.md#security). */
     tenantId: string;
   }
 }

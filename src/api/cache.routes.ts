@@ -5,7 +5,10 @@ import { CachedResponseSchema, type CacheEntryInfo, type ResponseCache } from '.
 import { NotFoundError } from '../domain/errors.js';
 import { errorResponses } from './schemas.js';
 
-/** The response cache of the caller's tenant (DESIGN §6, §11): stats, inspection, busting. */
+/**
+ * The response cache of the caller's tenant (docs/design.md#caching, docs/design.md#http-api-conventions): stats,
+ * inspection, busting.
+ */
 
 /** Entries listed with the stats; enough to see what is cached without paging. */
 const LISTED_ENTRIES = 50;

@@ -20,7 +20,10 @@ import {
 import { asQueryError } from './error-handler.js';
 import { errorResponses } from './schemas.js';
 
-/** Retrieval corpora of the caller's tenant (DESIGN §10, §11): create, fill, search, delete. */
+/**
+ * Retrieval corpora of the caller's tenant (docs/design.md#agent-tools, docs/design.md#http-api-conventions): create,
+ * fill, search, delete.
+ */
 
 /**
  * Body limit of POST /v1/corpora/{id}/documents (8 MiB, or BODY_LIMIT_BYTES when that is larger):
@@ -166,7 +169,7 @@ export async function corporaRoutes(app: FastifyInstance, opts: { deps: CorporaR
       const corpus = await owned(request.tenantId, request.params.id);
       const { q, k } = request.query;
       const hits = await corpora.search(request.tenantId, corpus.id, q, k).catch(asQueryError);
-      // Echoed the way the retrieve tool echoes its query: redacted (DESIGN §13).
+      // Echoed the way the retrieve tool echoes its query: redacted (docs/design.md#security).
       return { query: redactSecrets(q), count: hits.length, hits };
     },
   );

@@ -12,7 +12,8 @@ import {
 } from '../domain/corpus.js';
 
 /**
- * HTTP shapes of the corpora API (DESIGN §10, §11): the bodies, queries and views the routes
+ * HTTP shapes of the corpora API (docs/design.md#agent-tools, docs/design.md#http-api-conventions): the bodies,
+ * queries and views the routes
  * validate and serialize, named as components in openapi.ts. camelCase like the workflow API.
  */
 

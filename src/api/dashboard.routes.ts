@@ -14,7 +14,10 @@ import { strategyReport } from '../metrics/selection.js';
 import { errorResponses } from './schemas.js';
 import { StrategyFiguresSchema } from './selection.routes.js';
 
-/** GET /v1/dashboard (DESIGN §9): loki-mode's Key Metrics Dashboard over a rolling window. */
+/**
+ * GET /v1/dashboard (docs/design.md#events-spans-metrics-and-rewards): loki-mode's Key Metrics Dashboard over a
+ * rolling window.
+ */
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const Rate = z.number().nullable();

@@ -7,7 +7,7 @@ import { allowedKeysAt, closestKey } from './unknown-fields.js';
 import { plainMessage } from './validation-messages.js';
 
 /**
- * The one HTTP error mapping (DESIGN §2, §11): every error leaves as
+ * The one HTTP error mapping (docs/design.md#house-style, docs/design.md#http-api-conventions): every error leaves as
  * `{ statusCode, code, error, message, details? }`. 5xx answers are generic and never carry the
  * original message; the error itself is handed to the request log line (one line per request).
  */

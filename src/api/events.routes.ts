@@ -23,7 +23,7 @@ function resumePoint(request: FastifyRequest, after: number): number {
   return Number(value.trim());
 }
 
-/** Open streams per tenant, bounded by MAX_SSE_STREAMS_PER_TENANT (DESIGN §13). */
+/** Open streams per tenant, bounded by MAX_SSE_STREAMS_PER_TENANT (docs/design.md#security). */
 class StreamSlots {
   private readonly open = new Map<string, number>();
   constructor(private readonly perTenant: number) {}

@@ -1,7 +1,8 @@
 import type { WorkflowDefinition } from '../domain/definition.js';
 
 /**
- * The quick-start example of DESIGN §3, verbatim: Swagger UI's "Try it out" body, the README's
+ * The quick-start example of docs/design.md#workflow-definitions, verbatim: Swagger UI's "Try it out" body, the
+ * README's
  * curl tour and the API tests all use this one value so they cannot drift apart.
  */
 export const quickStartExample = {

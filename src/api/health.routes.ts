@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { errorBody } from './error-handler.js';
 import { ErrorBodySchema } from './schemas.js';
 
-/** Liveness and readiness probes: outside /v1, unauthenticated (DESIGN §11). */
+/** Liveness and readiness probes: outside /v1, unauthenticated (docs/design.md#http-api-conventions). */
 export async function healthRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
   const { deps } = opts;
   const r = app.withTypeProvider<ZodTypeProvider>();

@@ -15,7 +15,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const afterPoll = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Closes the listener without resetting anyone (DESIGN §4). While draining, every answer closes
+ * Closes the listener without resetting anyone (docs/design.md#execution). While draining, every answer closes
  * its connection, so busy clients keep opening new ones, and closing the listener would reset
  * those still in the kernel's accept queue: ECONNRESET for a request the service never saw. So
  * requests are first held (a client waiting for an answer opens no connection) until connections

@@ -13,7 +13,10 @@ import { withFeedback } from '../metrics/rewards.js';
 import { asQueryError } from './error-handler.js';
 import { errorResponses, IdParamsSchema } from './schemas.js';
 
-/** Efficiency records, rewards and feedback (DESIGN §9, §11). */
+/**
+ * Efficiency records, rewards and feedback (docs/design.md#events-spans-metrics-and-rewards,
+ * docs/design.md#http-api-conventions).
+ */
 
 export interface MetricsRouteDeps {
   metrics: MetricsStore;
@@ -87,7 +90,7 @@ function range(query: { from?: string | undefined; to?: string | undefined }): {
   return out;
 }
 
-/** A note is the user's free text, kept with the feedback: a secret pasted into it is not (DESIGN §13). */
+/** A note is the user's free text, kept with the feedback: a secret pasted into it is not (docs/design.md#security). */
 function redactFeedback(feedback: Feedback): Feedback {
   return feedback.note === undefined ? feedback : { ...feedback, note: redactSecrets(feedback.note) };
 }

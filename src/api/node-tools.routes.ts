@@ -24,7 +24,9 @@ const ExplorationSchema = z
   })
   .describe('ToolExploration');
 
-/** DESIGN §11: a read-only tool run as a node of a workflow, for exploration from Swagger UI. */
+/**
+ * docs/design.md#http-api-conventions: a read-only tool run as a node of a workflow, for exploration from Swagger UI.
+ */
 export async function nodeToolRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
   const { deps } = opts;
   app.withTypeProvider<ZodTypeProvider>().post(

@@ -19,7 +19,7 @@ import {
 import { SpanViewSchema, TraceSummaryViewSchema, TraceViewSchema } from './trace-view.js';
 
 /**
- * The OpenAPI document (DESIGN §11): OpenAPI 3.1, so zod's JSON Schema 2020-12 output (`type:
+ * The OpenAPI document (docs/design.md#http-api-conventions): OpenAPI 3.1, so zod's JSON Schema 2020-12 output (`type:
  * "null"`) is used as it is, instead of 3.0's `nullable`, which cannot be said of a `$ref`. Shared
  * shapes are named components; every response is described; generated clients name their methods
  * after the operationIds the routes set.

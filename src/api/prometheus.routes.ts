@@ -23,7 +23,8 @@ export function recordHttp(metrics: PrometheusMetrics, request: FastifyRequest, 
 }
 
 /**
- * `GET /metrics`: Prometheus text exposition format 0.0.4 (DESIGN §11), outside /v1 and hidden from
+ * `GET /metrics`: Prometheus text exposition format 0.0.4 (docs/design.md#http-api-conventions), outside /v1 and
+ * hidden from
  * the OpenAPI document, which describes the JSON API. With METRICS_TOKEN set a scrape must bring it
  * as a bearer token (Prometheus' `authorization` scrape setting); without it the path is open like
  * the probes, and the operator keeps it off the public network. Its labels hold no client text.

@@ -1,5 +1,5 @@
 /**
- * Per-tenant request budget (DESIGN §13): a token bucket holding a minute's worth of requests,
+ * Per-tenant request budget (docs/design.md#security): a token bucket holding a minute's worth of requests,
  * refilled continuously, so a client may burst up to the limit and then gets `perMinute` a minute.
  * One bucket per tenant; tenants are bounded by the configured keys.
  */

@@ -12,7 +12,10 @@ import {
 } from '../domain/reflection.js';
 import { errorResponses, IdParamsSchema } from './schemas.js';
 
-/** The reflection history of a workflow (DESIGN §5.2, §11). */
+/**
+ * The reflection history of a workflow (docs/design.md#three-levels-of-reflection,
+ * docs/design.md#http-api-conventions).
+ */
 
 const ReflectionEntryViewSchema = z
   .object({

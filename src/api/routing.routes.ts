@@ -10,7 +10,10 @@ import { COMPLEXITY_ALLOCATIONS, tierFor } from '../routing/allocation.js';
 import { definitionRolesOf, identifyRequiredAgents } from '../routing/required-agents.js';
 import { errorResponses } from './schemas.js';
 
-/** Complexity routing (DESIGN §8): the classifier's dry run and the models it routes to. */
+/**
+ * Complexity routing (docs/design.md#complexity-allocation-selection-and-review): the classifier's dry run and the
+ * models it routes to.
+ */
 
 const TierSchema = z.enum(['haiku', 'sonnet', 'opus']);
 const PriceSchema = z.object({

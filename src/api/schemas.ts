@@ -6,7 +6,7 @@ import { STATUSES } from '../domain/status.js';
 import { TotalsSchema } from './usage-totals.js';
 
 /**
- * HTTP schemas shared by the route modules (DESIGN §11). Route-specific shapes stay next to
+ * HTTP schemas shared by the route modules (docs/design.md#http-api-conventions). Route-specific shapes stay next to
  * their route; everything here is used by more than one module or by the OpenAPI document.
  */
 

@@ -6,7 +6,10 @@ import type { AgentRegistry } from '../domain/ports.js';
 import { strategyReport } from '../metrics/selection.js';
 import { errorResponses } from './schemas.js';
 
-/** Agent selection strategies compared (DESIGN §8): the seed's "A/B test new selection strategies". */
+/**
+ * Agent selection strategies compared (docs/design.md#complexity-allocation-selection-and-review): the seed's "A/B
+ * test new selection strategies".
+ */
 
 export const StrategyFiguresSchema = z.object({
   strategy: z.enum(SELECTION_STRATEGIES),

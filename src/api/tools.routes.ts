@@ -8,7 +8,8 @@ import { errorResponses } from './schemas.js';
 import { BuiltInToolListSchema, ToolAuditReportSchema, ToolAuditRequestSchema } from './tool-audit-view.js';
 
 /**
- * The agent tools (DESIGN §10, §11): the built-in tools with their own audit, and the description
+ * The agent tools (docs/design.md#agent-tools, docs/design.md#http-api-conventions): the built-in tools with their
+ * own audit, and the description
  * audit of any Anthropic tool definitions. Tier 2 comes from the caller's retrieval engagement: a
  * model more than 30% below the most engaged one makes `retrieve` behavioural.
  */

@@ -17,7 +17,8 @@ import type { Totals, UsageFigures } from './usage-totals.js';
 import { iso } from './workflow-view.js';
 
 /**
- * Pure presentation of traces in the loki-mode seed's shape (DESIGN §9): snake_case, ISO-8601
+ * Pure presentation of traces in the loki-mode seed's shape (docs/design.md#events-spans-metrics-and-rewards):
+ * snake_case, ISO-8601
  * times, spans in start order, each with `children` derived from `parent_id`, and the span
  * type's own fields inline. The schemas document and serialize GET /v1/traces[/{traceId}].
  */

@@ -9,7 +9,10 @@ import { errorResponses } from './schemas.js';
 import { TracePageSchema, TraceViewSchema, toTraceSummaryView, toTraceView } from './trace-view.js';
 import { liveDuration, toTotals, usageTotals } from './usage-totals.js';
 
-/** Traces (DESIGN §9, §11): the spans of a root workflow and its children, in the seed's shape. */
+/**
+ * Traces (docs/design.md#events-spans-metrics-and-rewards, docs/design.md#http-api-conventions): the spans of a root
+ * workflow and its children, in the seed's shape.
+ */
 
 const SafeId = /^[A-Za-z0-9_-]{1,100}$/;
 

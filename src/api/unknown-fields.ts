@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * "Did you mean" for unknown fields (DESIGN §11): every object of a definition is strict, so a
+ * "Did you mean" for unknown fields (docs/design.md#http-api-conventions): every object of a definition is strict, so a
  * misspelt or guessed field is a 400; naming the field that was probably meant saves a trip to the
  * docs. The allowed keys come from the route's own zod schema, walked along the error's path.
  */

@@ -15,7 +15,10 @@ import {
 } from '../metrics/tool-insights.js';
 import { errorResponses } from './schemas.js';
 
-/** Tool analytics and model analytics (DESIGN §9, §11): GET /v1/analytics/tools and /v1/analytics/models. */
+/**
+ * Tool analytics and model analytics (docs/design.md#events-spans-metrics-and-rewards,
+ * docs/design.md#http-api-conventions): GET /v1/analytics/tools and /v1/analytics/models.
+ */
 
 const WindowQuerySchema = z.strictObject({
   from: z.iso.datetime().optional().describe('At or after (ISO-8601); default: the beginning.'),

@@ -4,7 +4,7 @@ import type { GenerationUsage } from '../domain/spans.js';
 /**
  * The totals a person looks for first (how long, how many calls, how many tokens, what it cost),
  * own and with the child workflows below, summed from the generation spans committed so far: live
- * while the workflow runs. Real and simulated money are never added together (DESIGN §7).
+ * while the workflow runs. Real and simulated money are never added together (docs/design.md#providers-and-models).
  */
 export interface UsageFigures {
   providerCalls: number;

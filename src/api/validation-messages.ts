@@ -1,5 +1,6 @@
 /**
- * Plain words for schema-validation issues (DESIGN §11). zod writes for developers ("Invalid input:
+ * Plain words for schema-validation issues (docs/design.md#http-api-conventions). zod writes for developers ("Invalid
+ * input:
  * expected string, received undefined"); the person reading a 400 wants "is required". Used by the
  * one HTTP error mapping (error-handler.ts), which adds the path.
  */

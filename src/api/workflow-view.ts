@@ -132,7 +132,8 @@ function terminalSafe(text: string): string {
 }
 
 /**
- * The DESIGN §9 tree debugger: the workflow itself, then its nodes two spaces deeper per level.
+ * The docs/design.md#events-spans-metrics-and-rewards tree debugger: the workflow itself, then its nodes two spaces
+ * deeper per level.
  * Names are escaped (terminalSafe): the text is read in terminals, and a name must not start a
  * line of its own, move the cursor or reverse the text after it.
  */

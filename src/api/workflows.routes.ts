@@ -243,7 +243,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
     },
   );
 
-  /** The two answers to a human checkpoint (DESIGN §8). */
+  /** The two answers to a human checkpoint (docs/design.md#complexity-allocation-selection-and-review). */
   const settle = async (tenantId: string, id: string, state: 'approved' | 'rejected', reason: string | null) => {
     await getOwned(tenantId, id);
     const workflow = await deps.executor.decide(tenantId, id, { state, reason });
@@ -253,7 +253,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
   const checkpointDocs = {
     tags: ['workflows'],
     description:
-      'Critical tasks wait, idle, with a `checkpoint` event (DESIGN §8). The decision is one conditional ' +
+      'Critical tasks wait, idle, with a `checkpoint` event (docs/design.md#complexity-allocation-selection-and-review). The decision is one conditional ' +
       'update: of racing approve, reject and cancel requests one wins, and a won decision runs the workflow once. ' +
       '409 when it is not waiting, saying why.',
     params: IdParamsSchema,

@@ -3,7 +3,7 @@ import { canonicalJson } from '../domain/canonical-json.js';
 import type { JsonSchema, LlmMessage, LlmRequest, ToolDefinition } from '../domain/llm.js';
 
 /**
- * Cache keys (DESIGN §6): `<namespace>:<sha256 hex>` over the canonical JSON of the request as it
+ * Cache keys (docs/design.md#caching): `<namespace>:<sha256 hex>` over the canonical JSON of the request as it
  * is actually sent to the provider. Everything that can change the answer is in it, including
  * call-time overrides (model, temperature, maxTokens…): build it from the final request, never
  * from the agent's defaults.
@@ -80,7 +80,7 @@ export function effectiveRequest(tenant: string, provider: string, request: LlmR
   };
 }
 
-/** Tools sorted by name (DESIGN §6); the caller's array is left untouched. */
+/** Tools sorted by name (docs/design.md#caching); the caller's array is left untouched. */
 function sortedByName(tools: ToolDefinition[]): ToolDefinition[] {
   for (let i = 1; i < tools.length; i++) {
     if ((tools[i - 1] as ToolDefinition).name > (tools[i] as ToolDefinition).name) {

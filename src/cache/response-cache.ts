@@ -11,7 +11,7 @@ import type { Clock } from '../domain/ports.js';
 import { cacheKey, effectiveRequest } from './cache-key.js';
 
 /**
- * The two-tier response cache (DESIGN §6): lru-cache in memory, over an optional persistent
+ * The two-tier response cache (docs/design.md#caching): lru-cache in memory, over an optional persistent
  * CacheStore. Memory keys are `${tenantId}\u0000${key}`, so tenants never see each other's
  * entries; stats are kept per tenant.
  */

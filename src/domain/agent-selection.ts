@@ -2,9 +2,14 @@ import { z } from 'zod';
 import { AGENT_ROLES, NameSchema } from './names.js';
 import { COMPLEXITIES } from './task.js';
 
-/** Agent selection (DESIGN §8): a prompt's `select`, and what the service settles it to at submission. */
+/**
+ * Agent selection (docs/design.md#complexity-allocation-selection-and-review): a prompt's `select`, and what the
+ * service settles it to at submission.
+ */
 
-/** How agents are picked among candidates by past reward (DESIGN §8). */
+/**
+ * How agents are picked among candidates by past reward (docs/design.md#complexity-allocation-selection-and-review).
+ */
 export const SELECTION_STRATEGIES = ['greedy', 'thompson'] as const;
 export type SelectionStrategy = (typeof SELECTION_STRATEGIES)[number];
 /** What a prompt may ask for: a strategy, or `auto` (one of them, chosen per task type: metrics/auto-strategy.ts). */

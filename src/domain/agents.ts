@@ -5,7 +5,8 @@ import { redactSecrets, redactValue } from './redact.js';
 import type { Complexity } from './task.js';
 
 /**
- * The agent registry (DESIGN §3, §11): a tenant's named agent configs, versioned. Every version is
+ * The agent registry (docs/design.md#workflow-definitions, docs/design.md#http-api-conventions): a tenant's named
+ * agent configs, versioned. Every version is
  * kept; a PUT adds version n + 1, a DELETE retires the name (its versions stay for the runs that
  * used them, and a new POST of the name continues the numbering).
  */
@@ -27,7 +28,7 @@ export interface RegisteredAgent {
 /**
  * Which agent one prompt node of a workflow ran with, recorded at submission for prompts that use a
  * registered agent or a selection: the workflow's aggregate reward is attributed to each agent it
- * used (DESIGN §8), once per workflow.
+ * used (docs/design.md#complexity-allocation-selection-and-review), once per workflow.
  */
 export interface AgentUse {
   workflowId: string;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { LlmRequest, LlmResponse } from './llm.js';
 
 /**
- * The response cache (DESIGN §6): types and the two ports. The engine sees only `ResponseCache`;
+ * The response cache (docs/design.md#caching): types and the two ports. The engine sees only `ResponseCache`;
  * `CacheStore` is the persistent tier behind it (SQLite today, PostgreSQL when scaled out).
  */
 
@@ -84,7 +84,7 @@ export interface CacheStats {
 
 /** Every method is tenant-scoped: one tenant never reads, counts or busts another's entries. */
 export interface ResponseCache {
-  /** `<namespace>:<sha256>` over the effective provider request (DESIGN §6). */
+  /** `<namespace>:<sha256>` over the effective provider request (docs/design.md#caching). */
   keyFor(namespace: string, tenantId: string, provider: string, request: LlmRequest): string;
   get(tenantId: string, key: string): Promise<CachedResponse | undefined>;
   /** Stores a successful response; rejects a response without content (errors are never cached). */

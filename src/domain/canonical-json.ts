@@ -1,8 +1,8 @@
 /**
- * Canonical JSON (DESIGN §6): JSON.stringify semantics, but object keys sorted by UTF-16 code
+ * Canonical JSON (docs/design.md#caching): JSON.stringify semantics, but object keys sorted by UTF-16 code
  * units, so the text, and therefore the cache key, never depends on insertion order.
  *
- * It runs before every provider call, so it is written for speed (DESIGN §15: key + lookup
+ * It runs before every provider call, so it is written for speed (docs/design.md#tests-and-checks: key + lookup
  * ≤ 15 µs over a 2 KB request):
  * - one recursive pass building the string with `+=` (V8 ropes), no intermediate arrays;
  * - strings go through JSON.stringify (native escaping), finite numbers through String();

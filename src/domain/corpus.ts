@@ -1,5 +1,6 @@
 /**
- * Retrieval corpora (DESIGN §10, §12): a tenant's named collections of documents, split into
+ * Retrieval corpora (docs/design.md#agent-tools, docs/design.md#storage): a tenant's named collections of documents,
+ * split into
  * overlapping chunks that `retrieve` and `GET /v1/corpora/{id}/search` rank by BM25. Types, the
  * limits and the chunking rule; the `CorpusStore` port that keeps them is in ports.ts.
  */
@@ -72,7 +73,7 @@ export interface NewDocument {
 }
 
 /**
- * What a corpus keeps is redacted like everything else baton stores (DESIGN §13): a key or a
+ * What a corpus keeps is redacted like everything else baton stores (docs/design.md#security): a key or a
  * password pasted into a document would otherwise be kept, found by search and handed, as a
  * retrieved chunk, to every model that asks. Only the secrets are replaced; the rest of the text
  * is kept word for word. Copy-on-write: a document without secrets comes back as is.

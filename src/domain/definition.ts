@@ -6,7 +6,7 @@ import { RetrievalSchema } from './retrieval.js';
 import { TaskSchema } from './task.js';
 
 /**
- * Workflow definitions (DESIGN §3). Every object is strict: an unknown field is a 400, never
+ * Workflow definitions (docs/design.md#workflow-definitions). Every object is strict: an unknown field is a 400, never
  * silently dropped. Cross-field rules (unique names, template references, limits) live in
  * `engine/submission/rules.ts`; this file is the shape.
  */
@@ -78,13 +78,16 @@ export const PromptNodeSchema = z.strictObject({
     .optional()
     .describe('Re-ask in the same conversation when the answer is not valid JSON or breaks responseFormat.'),
   retrieval: RetrievalSchema.optional().describe(
-    'Answer from one of your corpora in a retrieve-then-finalize loop, with engagement recorded (DESIGN §10). ' +
+    'Answer from one of your corpora in a retrieve-then-finalize loop, with engagement recorded (docs/design.md#agent-tools). ' +
       'With responseFormat the final answer is a JSON value of that schema.',
   ),
 });
 export type PromptNode = z.infer<typeof PromptNodeSchema>;
 
-/** How a change is reviewed (DESIGN §8, the seed's allocation table): how many reviewers, in how many rounds. */
+/**
+ * How a change is reviewed (docs/design.md#complexity-allocation-selection-and-review, the seed's allocation table):
+ * how many reviewers, in how many rounds.
+ */
 export const REVIEW_MODES = ['skip', 'single', 'standard', 'deep', 'exhaustive'] as const;
 export type ReviewMode = (typeof REVIEW_MODES)[number];
 
@@ -330,7 +333,10 @@ export const WorkflowDefinitionSchema = z.strictObject({
 });
 export type WorkflowDefinition = z.infer<typeof WorkflowDefinitionSchema>;
 
-/** Defaults applied where a definition is silent (DESIGN §3–4, §10). */
+/**
+ * Defaults applied where a definition is silent (docs/design.md#workflow-definitions, docs/design.md#execution,
+ * docs/design.md#agent-tools).
+ */
 export const DEFAULTS = {
   maxTurns: 10,
   nodeTimeoutMs: 120_000,
@@ -343,7 +349,7 @@ export const DEFAULTS = {
   /** Containers nested in any JSON a client or a model sends (a request body, an answer). */
   maxJsonDepth: 64,
   reflection: { maxAttempts: 3, retryDelayMs: 0 },
-  /** Children an agent may spawn per minute in one workflow tree (DESIGN §10). */
+  /** Children an agent may spawn per minute in one workflow tree (docs/design.md#agent-tools). */
   spawnsPerMinute: 10,
   retrieval: { mode: 'tools', maxSteps: 5, maxChunks: 8 },
 } as const;

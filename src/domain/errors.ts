@@ -3,7 +3,8 @@ import type { RetryReason } from './metrics.js';
 import { redactSecrets } from './redact.js';
 
 /**
- * What every error code means, in one table (DESIGN §1, §2): the HTTP status it answers with, whether
+ * What every error code means, in one table (docs/design.md#architecture-and-floors, docs/design.md#house-style): the
+ * HTTP status it answers with, whether
  * the transport retry layer retries it, whether workflow-level reflection may retry the node it
  * failed, the seed's retry reason it is counted under, and the outcome reason of a workflow it ends.
  * No throw site chooses any of these: it names a code. `code` is UPPER_SNAKE and stable.
@@ -13,13 +14,13 @@ export interface CodeMeaning {
   status: number;
   /** The single transport-retry layer retries a provider call that failed with it. */
   retryable: boolean;
-  /** Workflow-level reflection may ask the agent and retry the node (DESIGN §5.2). */
+  /** Workflow-level reflection may ask the agent and retry the node (docs/design.md#three-levels-of-reflection). */
   reflectable: boolean;
   /** Prompt-level reflection re-asks in the same conversation: the answer itself was unusable. */
   reAsk?: true;
   /** The seed's retry reason a retry caused by it is counted under (efficiency `retry_reasons`). */
   retryReason: RetryReason;
-  /** What it makes of a workflow it fails (DESIGN §9 outcome rules). */
+  /** What it makes of a workflow it fails (docs/design.md#events-spans-metrics-and-rewards outcome rules). */
   outcome: 'tests_failed' | 'dependency_missing' | 'timeout' | 'review_blocked' | 'error_unrecoverable';
 }
 
@@ -83,10 +84,11 @@ export const ERROR_CODES = {
   UNKNOWN_TOOL: run({ reflectable: true, retryReason: 'dependency_conflict', outcome: 'dependency_missing' }),
   PROVIDER_NOT_CONFIGURED: run({ status: 400, retryReason: 'dependency_conflict', outcome: 'dependency_missing' }),
   CHILD_WORKFLOW_FAILED: run({ reflectable: true }),
-  // A review node's panel rejected the work (DESIGN §8). Not reflectable: asking the same reviewers
+  // A review node's panel rejected the work (docs/design.md#complexity-allocation-selection-and-review). Not
+  // reflectable: asking the same reviewers
   // about the same output again (answered from the cache, at that) would not change the verdict.
   REVIEW_BLOCKED: run({ status: 422, retryReason: 'review_rejection', outcome: 'review_blocked' }),
-  // provider error classes (DESIGN §5.1), prefixed so they read well in a failed workflow
+  // provider error classes (docs/design.md#transport-retries), prefixed so they read well in a failed workflow
   LLM_RATE_LIMIT: transport('rate_limit'),
   LLM_OVERLOADED: transport('rate_limit'),
   LLM_TIMEOUT: transport('timeout'),
@@ -156,7 +158,10 @@ export const ErrorInfoSchema = z
   .describe('ErrorInfo');
 export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
 
-/** The one shape of error details on the wire (DESIGN §11): which field, and what is wrong with it. */
+/**
+ * The one shape of error details on the wire (docs/design.md#http-api-conventions): which field, and what is wrong
+ * with it.
+ */
 export interface ErrorDetail {
   /** Dotted, from the document root: `root.steps.0.agent`, `querystring.limit`. */
   path: string;
@@ -178,7 +183,7 @@ export class NotFoundError extends AppError {
 }
 
 /**
- * A provider failure, already classified by the adapter (DESIGN §5.1). The executor's single
+ * A provider failure, already classified by the adapter (docs/design.md#transport-retries). The executor's single
  * transport-retry layer decides from `kind` alone whether to retry.
  */
 export type ProviderErrorKind =
@@ -240,7 +245,7 @@ export class ProviderError extends AppError {
 
 /**
  * Maps an HTTP status and message to a provider error kind; shared by every adapter so the
- * classification rules of DESIGN §5.1 live in one place.
+ * classification rules of docs/design.md#transport-retries live in one place.
  */
 export function classifyHttpFailure(status: number, message: string): ProviderErrorKind {
   const billing = /credit|quota|billing/i.test(message);

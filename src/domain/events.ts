@@ -7,7 +7,8 @@ import { STATUSES } from './status.js';
 import { COMPLEXITIES } from './task.js';
 
 /**
- * Workflow events (DESIGN §9): groundswell's names, persisted with a per-workflow monotonic `seq`
+ * Workflow events (docs/design.md#events-spans-metrics-and-rewards): groundswell's names, persisted with a
+ * per-workflow monotonic `seq`
  * and streamed over SSE with `id: <seq>`. The event log is the record SSE, metrics, rewards and
  * Prometheus are derived from, so every type has one zod schema: events are built as typed bodies
  * (`{ type, payload }`, checked by the compiler) and parsed by the same schemas on the way out of the
@@ -173,7 +174,7 @@ export const EVENT_SCHEMAS = {
     attempt,
     agent: z.string(),
     model: z.string().describe('provider/model'),
-  }).describe("One reviewer's verdict (DESIGN §8)."),
+  }).describe("One reviewer's verdict (docs/design.md#complexity-allocation-selection-and-review)."),
   reviewEnd: z
     .object({
       node,
@@ -184,7 +185,8 @@ export const EVENT_SCHEMAS = {
       rejections: z.int().min(0),
     })
     .describe('What a review node decided; the efficiency record reads its outcome from it.'),
-  // A human checkpoint (DESIGN §8): the workflow waits, then is approved or rejected.
+  // A human checkpoint (docs/design.md#complexity-allocation-selection-and-review): the workflow waits, then is
+  // approved or rejected.
   checkpoint: z.object({
     state: z.enum(CHECKPOINT_STATES),
     complexity: z.enum(COMPLEXITIES),

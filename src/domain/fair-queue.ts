@@ -1,7 +1,7 @@
 /**
  * FIFO queues per group (a tenant), served round-robin: after a group is served, the next group in
  * line is served before it again, so one tenant's backlog never makes another's work wait behind it
- * (DESIGN §13 fair scheduling). Used by the work queue (which workflow starts next) and the model
+ * (docs/design.md#security fair scheduling). Used by the work queue (which workflow starts next) and the model
  * call slots (which call gets the next free slot).
  */
 export interface FairQueue<T> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * Time-ordered ids (DESIGN §12): 12 hex digits of milliseconds, then a per-process counter and
+ * Time-ordered ids (docs/design.md#storage): 12 hex digits of milliseconds, then a per-process counter and
  * random bits, so ids sort by creation and B-tree inserts stay append-mostly.
  * The counter keeps ids created in the same millisecond ordered too.
  */
@@ -37,12 +37,12 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${timeOrderedHex(7)}`;
 }
 
-/** `trace_` + 32 hex (DESIGN §9). */
+/** `trace_` + 32 hex (docs/design.md#events-spans-metrics-and-rewards). */
 export function newTraceId(): string {
   return `trace_${timeOrderedHex(7)}`;
 }
 
-/** `span_` + 24 hex (DESIGN §9). */
+/** `span_` + 24 hex (docs/design.md#events-spans-metrics-and-rewards). */
 export function newSpanId(): string {
   return `span_${timeOrderedHex(3)}`;
 }

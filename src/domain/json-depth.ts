@@ -1,7 +1,7 @@
 /**
  * Nesting depth of JSON-like values, measured without recursion: a value nested 10 000 levels deep
  * must be refused with a 400, not overflow the stack of whatever walks it next (JSON.stringify
- * itself gives up near 5 000 levels). DESIGN §13: depth is checked before recursive parsing.
+ * itself gives up near 5 000 levels). docs/design.md#security: depth is checked before recursive parsing.
  */
 
 /** Path segments shown before a long path is cut with `…`. */

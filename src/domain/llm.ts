@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Provider-neutral, Anthropic-shaped model I/O (DESIGN §7). */
+/** Provider-neutral, Anthropic-shaped model I/O (docs/design.md#providers-and-models). */
 
 export type TextBlock = { type: 'text'; text: string };
 export type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
@@ -33,7 +33,7 @@ export interface LlmMessage {
   content: string | Array<TextBlock | ToolUseBlock | ToolResultBlock>;
 }
 
-/** Anthropic tool format, the one format every tool is declared in (DESIGN §10). */
+/** Anthropic tool format, the one format every tool is declared in (docs/design.md#agent-tools). */
 export interface ToolDefinition {
   name: string;
   description: string;

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { COMPLEXITIES } from './task.js';
 
 /**
- * Efficiency records, rewards and feedback (DESIGN §9; loki-mode's tool-orchestration reference).
+ * Efficiency records, rewards and feedback (docs/design.md#events-spans-metrics-and-rewards; loki-mode's
+ * tool-orchestration reference).
  * The JSON shapes keep the seed's snake_case names: they are the API and the stored form. The
  * vocabularies are closed: nothing outside them is ever written. The rules live in src/metrics/.
  */
@@ -173,7 +174,10 @@ function isSimulatedUsage(modelId: string, usage: ModelUsage): boolean {
   return usage.simulated === true || modelId.startsWith('sim/');
 }
 
-/** What a record's calls cost: real money and simulated money apart, never added together (DESIGN §7). */
+/**
+ * What a record's calls cost: real money and simulated money apart, never added together
+ * (docs/design.md#providers-and-models).
+ */
 export function recordCostUsd(record: EfficiencyRecord): { real: number; simulated: number } {
   const cost = { real: 0, simulated: 0 };
   for (const [modelId, usage] of Object.entries(record.metrics.by_model)) {

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 
-/** The names and model specs every part of a definition uses (DESIGN §3, §8). */
+/**
+ * The names and model specs every part of a definition uses (docs/design.md#workflow-definitions,
+ * docs/design.md#complexity-allocation-selection-and-review).
+ */
 
 export const MAX_STRING = 100_000;
 
@@ -15,7 +18,8 @@ export const NameSchema = z
 
 /**
  * `provider/model` (for example `sim/sonnet`, `anthropic/claude-sonnet-4-5`), a tier name, or
- * `auto`: the tier the allocation gives the agent's role at the task's complexity (DESIGN §8).
+ * `auto`: the tier the allocation gives the agent's role at the task's complexity
+ * (docs/design.md#complexity-allocation-selection-and-review).
  */
 export const ModelSpecSchema = z
   .string()
@@ -25,6 +29,9 @@ export const ModelSpecSchema = z
     message: 'must be "<provider>/<model>" (sim, anthropic, openai), a tier (haiku, sonnet, opus) or "auto"',
   });
 
-/** What an agent does in a workflow: `model: "auto"` and selection go by it (DESIGN §8). */
+/**
+ * What an agent does in a workflow: `model: "auto"` and selection go by it
+ * (docs/design.md#complexity-allocation-selection-and-review).
+ */
 export const AGENT_ROLES = ['planning', 'development', 'testing', 'review'] as const;
 export type AgentRole = (typeof AGENT_ROLES)[number];

@@ -24,7 +24,7 @@ import type { DashboardSums, ModelSums, TaskModelGroup, ToolCallSums, UsageWindo
 /**
  * The ports: what the engine and the API need from the outside world. Adapters implement them;
  * only deps.ts chooses which. All storage ports are async so a PostgreSQL adapter fits later
- * (DESIGN §1, §16).
+ * (docs/design.md#architecture-and-floors, docs/design.md#scale-out).
  */
 
 export interface Clock {
@@ -38,7 +38,7 @@ export interface LlmProvider {
   complete(request: LlmRequest, options: { signal: AbortSignal }): Promise<LlmResponse>;
   /**
    * The answer to this request was served from the response cache instead: move any per-request
-   * state (the simulated provider's script position) as if it had been called (DESIGN §7).
+   * state (the simulated provider's script position) as if it had been called (docs/design.md#providers-and-models).
    */
   replayed?(request: LlmRequest): void;
 }
@@ -63,7 +63,8 @@ export interface SpawnSlot {
 }
 
 /**
- * Starts child workflows under a node of the calling workflow (DESIGN §1): a `workflow` node, and
+ * Starts child workflows under a node of the calling workflow (docs/design.md#architecture-and-floors): a `workflow`
+ * node, and
  * later a tool (`request_spawn_workflow`) or a review node, reach the engine only through this port.
  * The child inherits the tenant, the trace and the correlation id; cancelling the parent cancels it.
  */
@@ -137,27 +138,32 @@ export interface NewWorkflow {
   agentUses?: AgentUse[];
 }
 
-/** Everything one engine step changes, committed atomically (DESIGN §4 durability). */
+/** Everything one engine step changes, committed atomically (docs/design.md#execution durability). */
 export interface ChangeSet {
   newWorkflows?: NewWorkflow[];
   workflows?: WorkflowPatch[];
   nodes?: NodePatch[];
   events?: WorkflowEvent[];
-  /** New reflection entries (DESIGN §5.2), committed with the node result they belong to. */
+  /**
+   * New reflection entries (docs/design.md#three-levels-of-reflection), committed with the node result they belong to.
+   */
   reflections?: ReflectionEntry[];
   /** `success` of earlier entries, set once the attempt that followed them finished. */
   reflectionOutcomes?: Array<{ id: string; success: boolean }>;
-  /** Efficiency records of workflows that ended (DESIGN §9), committed with their final state. */
+  /**
+   * Efficiency records of workflows that ended (docs/design.md#events-spans-metrics-and-rewards), committed with their
+   * final state.
+   */
   efficiency?: TenantEfficiencyRecord[];
   /** Reward records, inserted or replaced (upsert by workflow). */
   rewards?: TenantRewardRecord[];
-  /** Span inserts and ends (DESIGN §9), in order, committed with the node they belong to. An end
+  /** Span inserts and ends (docs/design.md#events-spans-metrics-and-rewards), in order, committed with the node they belong to. An end
    * only closes an open span: a second end of the same span is ignored. */
   spans?: SpanWrite[];
   /** What those span writes add to their workflows' generation usage (the engine's SpanRecorder
    * counts it): summed by `TraceStore.generationUsage` without reading the spans back. */
   usage?: GenerationUsage[];
-  /** Tool calls made in this change set's steps (DESIGN §10 analytics). */
+  /** Tool calls made in this change set's steps (docs/design.md#agent-tools analytics). */
   toolCalls?: ToolCallRecord[];
   /** Prompt runs with `retrieval` that ended in this change set: how the model engaged. */
   retrievalRuns?: RetrievalRunRecord[];
@@ -251,7 +257,10 @@ export interface WorkflowStore {
   reflections(workflowId: string): Promise<ReflectionEntry[]>;
 }
 
-/** Trace reads and span maintenance (DESIGN §9); span writes ride on `WorkflowStore.commit`. */
+/**
+ * Trace reads and span maintenance (docs/design.md#events-spans-metrics-and-rewards); span writes ride on
+ * `WorkflowStore.commit`.
+ */
 export interface TraceStore {
   /** Closes every open span of that one workflow as `interrupted` at `at` (resume after a crash,
    * shutdown), through the group committer; returns how many it closed. */
@@ -276,16 +285,19 @@ export interface MetricsFilter {
   complexity?: Complexity;
 }
 
-/** Efficiency records, rewards and feedback (DESIGN §9); records and rewards are written through
+/** Efficiency records, rewards and feedback (docs/design.md#events-spans-metrics-and-rewards); records and rewards are written through
  * `WorkflowStore.commit` with the workflow's final state. Every read is tenant-scoped. */
-/** Retrieval engagement (DESIGN §10): what the analytics, the auto guard and the audit's Tier 2 read. */
+/**
+ * Retrieval engagement (docs/design.md#agent-tools): what the analytics, the auto guard and the audit's Tier 2 read.
+ */
 export interface EngagementStore {
   /** Per model and guarded/unguarded, the sums of a tenant's retrieval runs in the filter's window. */
   sums(tenantId: string, filter: EngagementFilter): Promise<EngagementSums[]>;
 }
 
 /**
- * The dashboard, tool and model analytics (DESIGN §9): sums over a tenant's rows in a window, read
+ * The dashboard, tool and model analytics (docs/design.md#events-spans-metrics-and-rewards): sums over a tenant's
+ * rows in a window, read
  * by indexed range scans (tenant + time). Every read is tenant-scoped.
  */
 export interface UsageAnalyticsStore {
@@ -345,7 +357,8 @@ export interface PageRequest {
 }
 
 /**
- * Retrieval corpora and their BM25 search (DESIGN §10, §12; limits in domain/corpus.ts). Every
+ * Retrieval corpora and their BM25 search (docs/design.md#agent-tools, docs/design.md#storage; limits in
+ * domain/corpus.ts). Every
  * method is tenant-scoped: another tenant's corpus is absent (`undefined`, `false`, or AppError
  * NOT_FOUND), never visible. Limits answer AppError LIMIT_EXCEEDED naming the limit; a taken name
  * CONFLICT.
@@ -393,7 +406,7 @@ export interface RunningPlace {
   retake(signal: AbortSignal): Promise<void>;
 }
 
-/** Where submitted workflows wait for the executor (DESIGN §16: a job queue when scaled out). */
+/** Where submitted workflows wait for the executor (docs/design.md#scale-out: a job queue when scaled out). */
 export interface WorkQueue {
   /** Tenants take turns: one tenant's backlog never queues another's work behind it. */
   enqueue(workflowId: string, tenantId: string): void;
@@ -412,7 +425,8 @@ export interface WorkQueue {
 export type RandomSource = () => number;
 
 /**
- * The agent registry (DESIGN §3, §11; limits in domain/agents.ts), tenant-scoped: another
+ * The agent registry (docs/design.md#workflow-definitions, docs/design.md#http-api-conventions; limits in
+ * domain/agents.ts), tenant-scoped: another
  * tenant's agent is absent. A taken name is AppError CONFLICT, a limit LIMIT_EXCEEDED.
  */
 export interface AgentRegistry {

@@ -30,7 +30,10 @@ export interface WorkflowRecord {
   output: unknown;
   error: ErrorInfo | null;
   cancelRequested: boolean;
-  /** A human checkpoint (DESIGN §8): null when the workflow needs no approval. */
+  /**
+   * A human checkpoint (docs/design.md#complexity-allocation-selection-and-review): null when the workflow needs no
+   * approval.
+   */
   checkpoint: Checkpoint | null;
   createdAt: number;
   startedAt: number | null;

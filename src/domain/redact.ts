@@ -1,5 +1,5 @@
 /**
- * Secret redaction (DESIGN §13), pure. Applied to persisted events and spans, tool outputs, errors
+ * Secret redaction (docs/design.md#security), pure. Applied to persisted events and spans, tool outputs, errors
  * and logs. Most values hold no secret, so both functions first run one cheap precompiled test
  * and return their input untouched (same string, same object) when it finds nothing suspicious.
  */

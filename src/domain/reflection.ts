@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { ErrorInfoSchema } from './errors.js';
 
 /**
- * Reflection (DESIGN §5.2): groundswell's three levels, the decision a reflection reaches, the
+ * Reflection (docs/design.md#three-levels-of-reflection): groundswell's three levels, the decision a reflection
+ * reaches, the
  * advice a model returns, and the persisted history entry. The rules live in src/reflection/.
  */
 
@@ -46,7 +47,10 @@ export const ReflectionResolutionSchema = z.object({
 });
 export type ReflectionResolution = z.infer<typeof ReflectionResolutionSchema>;
 
-/** One reflection, persisted with the node's results (DESIGN §5.2). Times are epoch milliseconds. */
+/**
+ * One reflection, persisted with the node's results (docs/design.md#three-levels-of-reflection). Times are epoch
+ * milliseconds.
+ */
 export const ReflectionEntrySchema = z.object({
   /** `rf_…`, time-ordered: sorting by id is creation order. */
   id: z.string(),

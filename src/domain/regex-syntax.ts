@@ -1,6 +1,6 @@
 /**
  * User regexes (JSON Schema `pattern`, `patternProperties`) run on RE2, a linear-time engine, so no
- * pattern can freeze the event loop by backtracking (DESIGN §13). RE2 reads the JSON Schema
+ * pattern can freeze the event loop by backtracking (docs/design.md#security). RE2 reads the JSON Schema
  * (ECMA-262) syntax a schema author writes, except the `\uXXXX` / `\u{…}` escapes, which it spells
  * `\x{…}`: this rewrites them and leaves everything else — RE2 refuses lookarounds, backreferences
  * and repetition counts above 1000 itself, which is what makes it linear.

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { ModelSpecSchema } from './names.js';
 
-/** A prompt's `retrieval` (DESIGN §10): its corpus, mode, budgets and engagement guard. */
+/** A prompt's `retrieval` (docs/design.md#agent-tools): its corpus, mode, budgets and engagement guard. */
 
-/** DESIGN §10: an engagement guard refuses a `finalize` that comes too early, once per run. */
+/** docs/design.md#agent-tools: an engagement guard refuses a `finalize` that comes too early, once per run. */
 export const RetrievalGuardSchema = z.union([
   z.strictObject({
     minCalls: z.int().min(1).max(50).describe('Retrievals expected before a finalize is accepted.'),

@@ -3,7 +3,8 @@ import type { ReviewMode } from './definition.js';
 import type { JsonSchema } from './llm.js';
 
 /**
- * What a review node's reviewers answer and what the node decides (DESIGN §8). The decision rule
+ * What a review node's reviewers answer and what the node decides
+ * (docs/design.md#complexity-allocation-selection-and-review). The decision rule
  * itself is policy (src/routing/review.ts); these are the shapes events, outputs and metrics share.
  */
 

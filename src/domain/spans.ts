@@ -3,7 +3,8 @@ import { type ResolvedAgent, ResolvedAgentSchema } from './agent-selection.js';
 import type { ErrorInfo } from './errors.js';
 
 /**
- * Tracing spans (DESIGN §9; loki-mode / OpenAI Agents SDK shapes). A trace is every span of one
+ * Tracing spans (docs/design.md#events-spans-metrics-and-rewards; loki-mode / OpenAI Agents SDK shapes). A trace is
+ * every span of one
  * root workflow and its child workflows (they share `traceId`); `children` is derived from
  * `parentId` when a trace is read, never stored.
  */
@@ -36,7 +37,7 @@ export interface SpanFieldsByType {
     tokens_saved_in?: number;
     tokens_saved_out?: number;
     cost_saved_usd?: number;
-    /** A hit that waited on an identical call in flight (DESIGN §6). */
+    /** A hit that waited on an identical call in flight (docs/design.md#caching). */
     collapsed?: boolean;
     /** A sim/* model: the costs are what the call would have cost at its tier price, not money. */
     simulated?: boolean;
@@ -47,9 +48,14 @@ export interface SpanFieldsByType {
     from_agent: string;
     to_agent: string;
     context_passed?: unknown;
-    /** The registry version of `to_agent` (DESIGN §3); absent for an agent of the definition. */
+    /**
+     * The registry version of `to_agent` (docs/design.md#workflow-definitions); absent for an agent of the definition.
+     */
     agent_version?: number;
-    /** How `to_agent` was selected (DESIGN §8): strategy, role and every candidate's score. */
+    /**
+     * How `to_agent` was selected (docs/design.md#complexity-allocation-selection-and-review): strategy, role and
+     * every candidate's score.
+     */
     selection?: ResolvedAgent['selection'];
   };
   custom_span: { operation_name: string; metadata?: Record<string, unknown> };
@@ -140,7 +146,7 @@ export const SPAN_FIELD_SCHEMAS = {
   custom_span: z.looseObject({ operation_name: z.string(), metadata: z.record(z.string(), z.unknown()).optional() }),
 } as const satisfies { [T in SpanType]: z.ZodType<SpanFieldsByType[T]> };
 
-/** `active` until the trace's ROOT workflow is terminal (DESIGN §9). */
+/** `active` until the trace's ROOT workflow is terminal (docs/design.md#events-spans-metrics-and-rewards). */
 export const TRACE_STATUSES = ['active', 'completed'] as const;
 export type TraceStatus = (typeof TRACE_STATUSES)[number];
 

@@ -1,4 +1,4 @@
-/** Lifecycle of workflows and nodes (DESIGN §4). Lowercase literals, no enum. */
+/** Lifecycle of workflows and nodes (docs/design.md#execution). Lowercase literals, no enum. */
 export const STATUSES = ['idle', 'running', 'completed', 'failed', 'cancelled'] as const;
 export type Status = (typeof STATUSES)[number];
 
@@ -6,7 +6,7 @@ export function isTerminal(status: Status): boolean {
   return status === 'completed' || status === 'failed' || status === 'cancelled';
 }
 
-/** Tree-debugger symbols (DESIGN §9). */
+/** Tree-debugger symbols (docs/design.md#events-spans-metrics-and-rewards). */
 export const STATUS_SYMBOL: Record<Status, string> = {
   idle: '○',
   running: '◐',

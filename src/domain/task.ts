@@ -1,11 +1,16 @@
 import { z } from 'zod';
 
-/** What a workflow is for (DESIGN §8): its type, complexity and loki-mode's signals. */
+/**
+ * What a workflow is for (docs/design.md#complexity-allocation-selection-and-review): its type, complexity and
+ * loki-mode's signals.
+ */
 
 export const COMPLEXITIES = ['trivial', 'simple', 'moderate', 'complex', 'critical'] as const;
 export type Complexity = (typeof COMPLEXITIES)[number];
 
-/** loki-mode's task signals (DESIGN §8); each has a complexity weight. */
+/**
+ * loki-mode's task signals (docs/design.md#complexity-allocation-selection-and-review); each has a complexity weight.
+ */
 export const TASK_SIGNALS = [
   'single_file',
   'few_files',

@@ -1,7 +1,8 @@
 import { AppError } from './errors.js';
 
 /**
- * `{{input.<path>}}` and `{{steps.<name>.output[.<path>]}}` (DESIGN §3). A string that is exactly one
+ * `{{input.<path>}}` and `{{steps.<name>.output[.<path>]}}` (docs/design.md#workflow-definitions). A string that is
+ * exactly one
  * template renders to the raw value (so `data` keeps JSON types); templates inside longer text are
  * interpolated (strings as they are, anything else as JSON).
  */

@@ -1,5 +1,5 @@
 /**
- * Tool analytics and retrieval engagement (DESIGN §10): one record per tool call and one per prompt
+ * Tool analytics and retrieval engagement (docs/design.md#agent-tools): one record per tool call and one per prompt
  * run with `retrieval`, committed with the node they belong to, read by the analytics endpoints,
  * the description audit (Tier 2) and the engagement guard (`auto`).
  */

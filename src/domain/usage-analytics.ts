@@ -1,5 +1,6 @@
 /**
- * What the dashboard and the tool and model analytics read from storage (DESIGN §9): sums and
+ * What the dashboard and the tool and model analytics read from storage
+ * (docs/design.md#events-spans-metrics-and-rewards): sums and
  * counts over a tenant's rows in a time window, never averages — the rules that turn them into
  * rates, trends, insights and patterns live in src/metrics/dashboard.ts and tool-insights.ts.
  */

@@ -2,7 +2,6 @@ import type { ResponseCache } from '../domain/cache.js';
 import type { WorkflowDefinition } from '../domain/definition.js';
 import { DEFAULTS } from '../domain/definition.js';
 import { AppError, ValidationError } from '../domain/errors.js';
-import { newId } from '../domain/ids.js';
 import type {
   AgentRegistry,
   Clock,
@@ -100,7 +99,10 @@ export interface ExecutorOptions {
   /** Corpora searched by prompts with `retrieval`, and the engagement their `auto` guard reads. */
   corpora: CorpusReader;
   engagement: EngagementStore;
-  /** Registered agents prompts may name or select among (DESIGN §3, §8), settled at submission. */
+  /**
+   * Registered agents prompts may name or select among (docs/design.md#workflow-definitions,
+   * docs/design.md#complexity-allocation-selection-and-review), settled at submission.
+   */
   agents: AgentRegistry;
   /** The top performing patterns planning prompts are shown, settled at submission (README "Successful patterns"). */
   usage: Pick<UsageAnalyticsStore, 'taskModels'>;
@@ -212,7 +214,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
   ): Promise<WorkflowRecord> {
     if (isTerminal(workflow.status)) return workflow;
     const start = loaded ?? (await load(workflow.id));
-    // Spans left open by an execution that died (crash, shutdown) end `interrupted` (DESIGN §9).
+    // Spans left open by an execution that died (crash, shutdown) end `interrupted`
+    // (docs/design.md#events-spans-metrics-and-rewards).
     if (!loaded) await options.traces.interruptOpenSpans(workflow.id, clock.now());
     const tree = await treeBudgets.open(workflow);
     const run = new Run(workflow, { ...start, treeBudget: tree.budget }, services, place);
@@ -295,7 +298,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
       await checkCorpora(tenantId, references.corpora);
       const now = clock.now();
       const planned = planWorkflow(redactDefinition(definition), { tenantId, now });
-      // A critical task waits for a person (DESIGN §8): created idle, its run only announces the wait.
+      // A critical task waits for a person (docs/design.md#complexity-allocation-selection-and-review): created idle,
+      // its run only announces the wait.
       if (routingOf(definition).allocation?.human_checkpoint) {
         planned.workflow.checkpoint = { state: 'pending', reason: null, at: null };
       }
@@ -335,7 +339,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
 
     async decide(tenantId, workflowId, { state, reason }) {
       if (stopping) throw shuttingDownError();
-      // The person's note is free text kept in the row and the checkpoint event: redacted (DESIGN §13).
+      // The person's note is free text kept in the row and the checkpoint event: redacted (docs/design.md#security).
       const kept = reason === null ? null : redactSecrets(reason);
       // One conditional update: of racing decisions (or a decision and a cancel) exactly one wins.
       const outcome = await store.decideCheckpoint(tenantId, workflowId, { state, reason: kept, at: clock.now() });
@@ -359,7 +363,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
 
     async start() {
       stopping = false;
-      // Idempotency keys are kept 24 h (DESIGN §4); older ones are dropped hourly so the table stays bounded.
+      // Idempotency keys are kept 24 h (docs/design.md#execution); older ones are dropped hourly so the table stays
+      // bounded.
       const prune = () =>
         store.pruneIdempotencyKeys(clock.now() - IDEMPOTENCY_TTL_MS).catch((err) => options.onError(err, {}));
       void prune();

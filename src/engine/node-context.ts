@@ -29,7 +29,8 @@ import type { RetrievedChunk } from '../tools/tool.js';
 import type { Deadline } from './run/deadline.js';
 
 /**
- * What a node handler sees of the run it belongs to (DESIGN §1): four narrow facets instead of the
+ * What a node handler sees of the run it belongs to (docs/design.md#architecture-and-floors): four narrow facets
+ * instead of the
  * run itself — a read-only view, a journal of changes, a model gateway, a child launcher — plus the
  * tools, the reflection state and a way to run its own child nodes. Types only: handlers depend on
  * this file, the Run implements it, and nothing imports back up.
@@ -61,7 +62,10 @@ export interface RunView {
   readonly nodes: ReadonlyMap<string, Readonly<NodeRecord>>;
   /** Own properties only: `constructor` is not an agent. */
   agent(name: string): AgentConfig | undefined;
-  /** DESIGN §6 toggles: the workflow's `options.cache`, the agent's `enableCache`, the prompt's `disableCache`. */
+  /**
+   * docs/design.md#caching toggles: the workflow's `options.cache`, the agent's `enableCache`, the prompt's
+   * `disableCache`.
+   */
   cacheEnabled(node: PromptNode, agent: AgentConfig): boolean;
 }
 
@@ -84,7 +88,7 @@ export interface Journal {
   emit(nodeId: string | null, event: EventBody): void;
   patchNode(record: NodeRecord, patch: Omit<NodePatch, 'id'>): void;
   addWorkflow(created: NewWorkflow): void;
-  /** A prompt run with `retrieval` ended: how its model engaged (DESIGN §10). */
+  /** A prompt run with `retrieval` ended: how its model engaged (docs/design.md#agent-tools). */
   addRetrievalRun(run: RetrievalRunRecord): void;
   /**
    * Runs `work` inside a span that ends `ok` with it, `error` when it throws, `interrupted` when the
@@ -114,7 +118,7 @@ export interface ModelCall {
   prompt?: string | undefined;
   /** What the call is for when it is not the prompt itself (e.g. `reflection`). */
   purpose?: string;
-  /** Look up and collapse in the response cache (DESIGN §6 toggles). */
+  /** Look up and collapse in the response cache (docs/design.md#caching toggles). */
   cacheable: boolean;
   /** The span the call's generation_span hangs under (the node's agent_span). */
   spanId: string;
@@ -129,7 +133,8 @@ export interface ModelAnswer {
 }
 
 /**
- * Everything between a prompt and a provider (DESIGN §1): the response cache, the request budget
+ * Everything between a prompt and a provider (docs/design.md#architecture-and-floors): the response cache, the
+ * request budget
  * (`limits.maxLlmCalls`), the concurrency slots, the single transport-retry layer, generation spans.
  */
 export interface ModelGateway {
@@ -189,7 +194,7 @@ export interface TurnLog {
   commit(record: NodeRecord, attempt: number, conversation: string, turn: CommittedTurn): Promise<void>;
 }
 
-/** Inputs a workflow-level reflection may revise for the next attempt (DESIGN §5). */
+/** Inputs a workflow-level reflection may revise for the next attempt (docs/design.md#reflection-and-retries). */
 export interface PromptInputs {
   /** The rendered `data`. */
   data: Record<string, unknown> | undefined;
@@ -197,7 +202,10 @@ export interface PromptInputs {
   system: string | undefined;
 }
 
-/** A run's reflection state (DESIGN §5): which levels are on, revised inputs, entries to settle. */
+/**
+ * A run's reflection state (docs/design.md#reflection-and-retries): which levels are on, revised inputs, entries to
+ * settle.
+ */
 export interface Reflections {
   readonly workflowLevel: boolean;
   readonly maxAttempts: number;
@@ -228,7 +236,7 @@ export interface Deadlines {
   within(parent: AbortSignal, ms: number | undefined, onTimeout: () => AppError): Deadline;
 }
 
-/** The run's tenant's corpora and retrieval engagement (DESIGN §10), for prompts with `retrieval`. */
+/** The run's tenant's corpora and retrieval engagement (docs/design.md#agent-tools), for prompts with `retrieval`. */
 export interface RunRetrieval {
   /** One of the tenant's corpora, by id or name; undefined when the tenant has no such corpus. */
   corpus(idOrName: string): Promise<{ id: string; name: string } | undefined>;
@@ -307,7 +315,7 @@ export interface PlaceKeeper {
   branches<T>(tasks: ReadonlyArray<() => Promise<T>>): Promise<PromiseSettledResult<T>[]>;
 }
 
-/** How one node kind runs (DESIGN §1: one exhaustive table, src/engine/nodes/table.ts). */
+/** How one node kind runs (docs/design.md#architecture-and-floors: one exhaustive table, src/engine/nodes/table.ts). */
 export interface NodeHandler<N extends WorkflowNode> {
   /** Its result must be committed before the run moves on (a model's answer: never paid for twice). */
   readonly durable: boolean;

@@ -12,7 +12,7 @@ export interface ToolExploration {
 }
 
 /**
- * `POST /v1/workflows/{id}/nodes/{nodeId}/tools/{tool}` (DESIGN §11): runs a read-only tool as
+ * `POST /v1/workflows/{id}/nodes/{nodeId}/tools/{tool}` (docs/design.md#http-api-conventions): runs a read-only tool as
  * that node of that workflow, over what the store holds, so a person can see in Swagger UI what an
  * agent at that position would be told. Tenant-scoped through the workflow; a tool that changes
  * anything (spawning) is refused here, whatever the node's agent may do.

@@ -47,7 +47,8 @@ const MessageSchema = z.object({
 type Message = z.infer<typeof MessageSchema>;
 
 /**
- * `anthropic/<model>` through the official SDK (DESIGN §7). The SDK never retries (`maxRetries: 0`):
+ * `anthropic/<model>` through the official SDK (docs/design.md#providers-and-models). The SDK never retries
+ * (`maxRetries: 0`):
  * the executor is the only retry layer, and it decides from the ProviderError kind alone.
  */
 export function createAnthropicProvider(options: {
@@ -94,7 +95,7 @@ function toParams(request: LlmRequest): MessageCreateParamsNonStreaming {
   const params: MessageCreateParamsNonStreaming = {
     model: request.model,
     max_tokens: request.maxTokens,
-    // Our message shape is the Anthropic one (DESIGN §7), so it is passed through as is.
+    // Our message shape is the Anthropic one (docs/design.md#providers-and-models), so it is passed through as is.
     messages: request.messages as MessageParam[],
   };
   if (request.system !== undefined && request.system !== '') params.system = request.system;
@@ -157,7 +158,7 @@ function toResponse(message: Message, request: LlmRequest): LlmResponse {
   return response;
 }
 
-/** Classifies an SDK failure (DESIGN §5.1); an abort is the caller's own reason, untouched. */
+/** Classifies an SDK failure (docs/design.md#transport-retries); an abort is the caller's own reason, untouched. */
 function toProviderFailure(err: unknown, signal: AbortSignal, apiKey: string): unknown {
   if (signal.aborted) return signal.reason;
   if (err instanceof APIUserAbortError) return err;

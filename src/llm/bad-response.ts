@@ -6,7 +6,7 @@ import { boundedToolName, type ContentBlock, MAX_TOOL_NAME_CHARS, MAX_TOOL_USE_I
 import { redact } from './retry-after.js';
 
 /**
- * A 2xx the adapter cannot turn into an answer (DESIGN §5.1): not JSON, not the expected shape, or
+ * A 2xx the adapter cannot turn into an answer (docs/design.md#transport-retries): not JSON, not the expected shape, or
  * no content at all. It is `bad_response` (LLM_BAD_RESPONSE): transient like a 5xx, so the one
  * retry layer tries again, and the node fails with this code, not INTERNAL, when the tries run out.
  */

@@ -3,7 +3,7 @@ import { AppError } from '../domain/errors.js';
 import type { TokenUsage } from '../domain/llm.js';
 import type { LlmProvider, ModelCatalog, ModelPriceInfo, ResolvedModel } from '../domain/ports.js';
 
-/** Model specs, tiers and prices (DESIGN §7). */
+/** Model specs, tiers and prices (docs/design.md#providers-and-models). */
 
 const TIERS = ['haiku', 'sonnet', 'opus'] as const;
 type NamedTier = (typeof TIERS)[number];

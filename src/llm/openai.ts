@@ -9,7 +9,8 @@ import { httpProviderError, redact } from './retry-after.js';
 
 /**
  * `openai/<model>`: any OpenAI-compatible `/chat/completions` server (OpenAI, Ollama, vLLM,
- * llama.cpp). Our messages are Anthropic-shaped (DESIGN §7), so tool turns are translated both ways.
+ * llama.cpp). Our messages are Anthropic-shaped (docs/design.md#providers-and-models), so tool turns are translated
+ * both ways.
  */
 
 type OpenAiMessage =

@@ -49,7 +49,7 @@ function withMessage(head: string, message: string): string {
   return `${head} (${of}): ${message.slice(0, MAX_PROVIDER_MESSAGE_CHARS)}…`;
 }
 
-/** The one way an HTTP failure from any provider becomes a ProviderError (DESIGN §5.1). */
+/** The one way an HTTP failure from any provider becomes a ProviderError (docs/design.md#transport-retries). */
 export function httpProviderError(
   provider: string,
   status: number,

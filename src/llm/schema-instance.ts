@@ -5,10 +5,11 @@ import { toRe2Syntax } from '../domain/regex-syntax.js';
 import { sampleRegex } from './regex-sample.js';
 
 /**
- * A deterministic valid instance of a JSON Schema, for the `sim` provider's answers (DESIGN §7).
+ * A deterministic valid instance of a JSON Schema, for the `sim` provider's answers
+ * (docs/design.md#providers-and-models).
  * Covers the subset clients write for `responseFormat`; anything it cannot satisfy is best effort.
  *
- * Bounded twice (DESIGN §7): submission refuses schemas whose instance would be too big
+ * Bounded twice (docs/design.md#providers-and-models): submission refuses schemas whose instance would be too big
  * (engine/nodes/prompt/schema-budget.ts), and this generator charges every character it emits against a hard
  * budget, ending with a clear OUTPUT_TOO_LARGE error instead of exhausting the heap.
  */
@@ -243,7 +244,7 @@ function fitLength(text: string, minLength: number, maxLength: number): string {
 
 /**
  * Candidates from a small regex sampler; the first that really matches and fits the length wins.
- * Matching runs on RE2 (linear time), like every user pattern (DESIGN §13).
+ * Matching runs on RE2 (linear time), like every user pattern (docs/design.md#security).
  */
 function stringMatching(pattern: string, minLength: number, maxLength: number, ctx: Context): string | undefined {
   let regex: RE2JS;

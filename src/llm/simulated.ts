@@ -12,7 +12,7 @@ import type { Clock, LlmProvider } from '../domain/ports.js';
 import { instanceOf } from './schema-instance.js';
 
 /**
- * The embedded `sim` provider (DESIGN §7): no key, no network, deterministic. It runs on the
+ * The embedded `sim` provider (docs/design.md#providers-and-models): no key, no network, deterministic. It runs on the
  * executor's hot path, so the unscripted answer costs a few string operations and no timers.
  */
 

@@ -22,8 +22,8 @@ const REDACT_PATHS = [
 ];
 
 /**
- * The one pino instance (DESIGN §2), handed to fastify as `loggerInstance`; modules use
- * `logger.child({ module })`. Two layers of redaction (DESIGN §13): known field paths are censored
+ * The one pino instance (docs/design.md#house-style), handed to fastify as `loggerInstance`; modules use
+ * `logger.child({ module })`. Two layers of redaction (docs/design.md#security): known field paths are censored
  * structurally, and every finished line goes through `redactSecrets`, which catches keys and
  * bearer tokens inside messages, error messages, stacks and causes wherever they appear. The
  * second layer costs one regex test per line when nothing looks like a secret.

@@ -4,7 +4,7 @@ import type { EventBus } from '../domain/ports.js';
 /**
  * One log line per failed workflow (id, code) at info: an operator reading the log sees failures
  * without turning on debug, and the engine stays free of logging (it only emits events). Nothing per
- * step: the hot path logs nothing (DESIGN §12). Returns the unsubscribe function.
+ * step: the hot path logs nothing (docs/design.md#storage). Returns the unsubscribe function.
  */
 export function logFailedWorkflows(bus: EventBus, logger: Logger): () => void {
   const log = logger.child({ module: 'engine' });

@@ -1,7 +1,8 @@
 import type { Complexity, Task, TaskSignal } from '../domain/task.js';
 
 /**
- * Task complexity (DESIGN §8, loki-mode's `classify_task_complexity`): the declared complexity,
+ * Task complexity (docs/design.md#complexity-allocation-selection-and-review, loki-mode's
+ * `classify_task_complexity`): the declared complexity,
  * else the sum of the signal weights, else a file-scope signal derived from the tree's size.
  */
 

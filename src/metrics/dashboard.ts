@@ -5,7 +5,8 @@ import { MIN_PATTERN_TASKS, topPerformingPatterns } from './patterns.js';
 import { round } from './run-facts.js';
 
 /**
- * The dashboard (DESIGN §9, loki-mode's "Key Metrics Dashboard" and "Multi-Dimensional
+ * The dashboard (docs/design.md#events-spans-metrics-and-rewards, loki-mode's "Key Metrics Dashboard" and
+ * "Multi-Dimensional
  * Evaluation"): the figures of a window, its trends against the previous window of the same length,
  * patterns and areas for improvement by the named rules below, and the four evaluation axes with
  * their coverage. Pure: everything comes from two DashboardSums. The patterns' rule is

@@ -13,7 +13,8 @@ import { collectFacts, type RunFacts, type RunInput, round } from './run-facts.j
 import { subtreeUsage } from './subtree.js';
 
 /**
- * The efficiency record of a terminal workflow (DESIGN §9, the seed's efficiency tracking schema)
+ * The efficiency record of a terminal workflow (docs/design.md#events-spans-metrics-and-rewards, the seed's
+ * efficiency tracking schema)
  * and its score. Pure: everything is derived from the run's rows and events.
  */
 
@@ -46,7 +47,7 @@ export function clamp01(x: number): number {
 
 /**
  * `0.5·min(1, T/max(t,1)) + 0.3·min(1, A/max(a,1)) + 0.2·clamp01(1 − r/(R+3))` with the baseline
- * {T, A, R} of the complexity. The seed's retry term goes negative past R+3 retries; DESIGN bounds
+ * {T, A, R} of the complexity. The seed's retry term goes negative past R+3 retries; this design bounds
  * it, so the score never leaves [0, 1] (each term is clamped, whatever the inputs).
  */
 export function efficiencyScore(complexity: Complexity, input: EfficiencyInput): number {

@@ -1,7 +1,7 @@
 import type { EngagementSums } from '../domain/tool-analytics.js';
 
 /**
- * Retrieval engagement per model (DESIGN §10), from the sums of its retrieval runs: the figures of
+ * Retrieval engagement per model (docs/design.md#agent-tools), from the sums of its retrieval runs: the figures of
  * GET /v1/analytics/retrieval, the relative gap to a reference model (ratio of mean retrieval calls
  * − 1: 1.33 against 2.33 is −43%), and the `auto` guard's decision.
  */
@@ -154,7 +154,7 @@ export interface AutoGuardDecision {
 }
 
 /**
- * `guard: {auto: true}` (DESIGN §10): guard `model` when its engagement without a guard is more than
+ * `guard: {auto: true}` (docs/design.md#agent-tools): guard `model` when its engagement without a guard is more than
  * 30% below the reference's (both measured on unguarded runs: what the models do on their own).
  * Null when the model is not under-engaging, or either side has no runs to judge by.
  */

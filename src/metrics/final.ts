@@ -5,7 +5,8 @@ import { type SummarizeInput, summarizeRun } from './efficiency.js';
 import { rewardFor } from './rewards.js';
 
 /**
- * What the engine adds to a workflow's final change set (DESIGN §9): its efficiency record and,
+ * What the engine adds to a workflow's final change set (docs/design.md#events-spans-metrics-and-rewards): its
+ * efficiency record and,
  * unless it was cancelled or rejected at its checkpoint, its reward — so both commit with the terminal state or not at all.
  */
 

@@ -7,7 +7,7 @@ import type { ReviewDecision } from '../domain/review.js';
 import { isFormatError, type RunFacts } from './run-facts.js';
 
 /**
- * Outcome and outcome_reason (DESIGN §9), first matching rule wins:
+ * Outcome and outcome_reason (docs/design.md#events-spans-metrics-and-rewards), first matching rule wins:
  *
  * completed
  *   1. a node failed (only optional nodes can fail in a completed run) → partial  tests_partial_pass

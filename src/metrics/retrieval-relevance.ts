@@ -1,5 +1,5 @@
 /**
- * `memory_retrieval_relevant` (DESIGN §10): true when at least one retrieved chunk shares at least
+ * `memory_retrieval_relevant` (docs/design.md#agent-tools): true when at least one retrieved chunk shares at least
  * three distinct content words with the final answer, false when chunks were retrieved and none
  * does, null when nothing was retrieved. Content words: lower-cased letter/digit runs of two or
  * more characters that are not stop words.

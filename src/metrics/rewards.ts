@@ -2,7 +2,8 @@ import { type EfficiencyRecord, FEEDBACK_ACTIONS, type FeedbackAction, type Rewa
 import type { Status } from '../domain/status.js';
 
 /**
- * Reward signals (DESIGN §9, the seed's ToolOrchestra pattern): outcome, efficiency, preference,
+ * Reward signals (docs/design.md#events-spans-metrics-and-rewards, the seed's ToolOrchestra pattern): outcome,
+ * efficiency, preference,
  * and their weighted aggregate. Rewards are written only by the service, never by tools.
  */
 

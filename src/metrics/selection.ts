@@ -3,7 +3,8 @@ import type { AgentRewardSums, StrategySums } from '../domain/agents.js';
 import type { RandomSource } from '../domain/ports.js';
 
 /**
- * Agent selection by past reward (DESIGN §8; loki-mode's `get_agent_performance_score`).
+ * Agent selection by past reward (docs/design.md#complexity-allocation-selection-and-review; loki-mode's
+ * `get_agent_performance_score`).
  * - greedy: the mean aggregate reward of the candidate's past runs of the same task type and
  *   complexity; 0.5 without history (the seed's neutral score).
  * - thompson: a sample from Beta(1 + Σr, 1 + Σ(1 − r)) with each reward mapped from [−1, 1] to

@@ -3,7 +3,8 @@ import { recordCostUsd } from '../domain/metrics.js';
 import { round } from './run-facts.js';
 
 /**
- * A workflow's `subtree` (DESIGN §9): its children's own figures plus their subtrees, so a parent's
+ * A workflow's `subtree` (docs/design.md#events-spans-metrics-and-rewards): its children's own figures plus their
+ * subtrees, so a parent's
  * record answers "what did this whole run cost" beside "what did this workflow itself do".
  */
 export function subtreeUsage(children: readonly EfficiencyRecord[]): SubtreeUsage | null {

@@ -2,7 +2,8 @@ import type { DurationCount, ModelSums, ToolCallSums } from '../domain/usage-ana
 import { round } from './run-facts.js';
 
 /**
- * Tool analytics and model analytics (DESIGN §9; loki-mode's `tool_analytics`). Pure: per tool and
+ * Tool analytics and model analytics (docs/design.md#events-spans-metrics-and-rewards; loki-mode's `tool_analytics`).
+ * Pure: per tool and
  * per model figures from the store's sums, and `insights` by the named rules below.
  *
  * - avg_result_quality: the share of a tool's calls that succeeded AND whose prompt node then

@@ -3,7 +3,8 @@ import type { JsonSchema } from '../domain/llm.js';
 import { type ReflectionAdvice, ReflectionAdviceSchema } from '../domain/reflection.js';
 
 /**
- * The texts reflection sends to models (DESIGN §5.2) and the parsing of what comes back. The fixed
+ * The texts reflection sends to models (docs/design.md#three-levels-of-reflection) and the parsing of what comes
+ * back. The fixed
  * sentences are groundswell's, word for word: clients and tests key on them.
  */
 
@@ -56,7 +57,8 @@ export interface ReflectionRequestInput {
 
 /**
  * Workflow level: the user message asking the node's agent whether and how to retry. Sections are
- * tagged like the data blocks of the user message (DESIGN §3) so the model can tell them apart.
+ * tagged like the data blocks of the user message (docs/design.md#workflow-definitions) so the model can tell them
+ * apart.
  */
 export function reflectionRequestMessage(input: ReflectionRequestInput): string {
   const { nodeName, userMessage, system, error, attempt, maxAttempts, requested } = input;
@@ -114,7 +116,8 @@ function parseJson(text: string): unknown {
 
 /**
  * The advice in a reflection answer, or undefined when the answer is unusable (the caller then
- * falls back, DESIGN §5). Accepts a bare object, a ```json fence, or an object wrapped in prose
+ * falls back, docs/design.md#reflection-and-retries). Accepts a bare object, a ```json fence, or an object wrapped in
+ * prose
  * (first `{` to last `}`). `null` in an optional field means absent.
  */
 export function parseReflectionAdvice(text: string): ReflectionAdvice | undefined {

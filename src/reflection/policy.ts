@@ -7,7 +7,8 @@ import type {
 } from '../domain/reflection.js';
 
 /**
- * Reflection policy (DESIGN §5): which failures may be reflected on, what a reflection decides,
+ * Reflection policy (docs/design.md#reflection-and-retries): which failures may be reflected on, what a reflection
+ * decides,
  * and how its revisions change the next attempt. Pure: no I/O, no clock, no model calls — the
  * engine makes the calls and persists the entries. The texts sent to models are in messages.ts.
  */
@@ -36,7 +37,8 @@ function codeOf(error: unknown): string | undefined {
 }
 
 /**
- * Whether a failed node may get a workflow-level reflection (DESIGN §5.2): what ERROR_CODES says. Not
+ * Whether a failed node may get a workflow-level reflection (docs/design.md#three-levels-of-reflection): what
+ * ERROR_CODES says. Not
  * the transport classes (they reach a node only after the retry layer gave up; reflection never
  * spends attempts on transport problems), the fail-fast provider classes, stopping, limits, a
  * broken definition or deployment, or the service's own failures.
@@ -57,7 +59,7 @@ export interface DecideInput {
   advice?: ReflectionAdvice | undefined;
   /** The attempt that failed (1-based). */
   attempt: number;
-  /** Total attempts allowed, the first included (DESIGN §5: 1–3, default 3). */
+  /** Total attempts allowed, the first included (docs/design.md#reflection-and-retries: 1–3, default 3). */
   maxAttempts: number;
   /** An optional node that will not be retried is skipped (the workflow goes on), not aborted. */
   optional?: boolean;
@@ -72,7 +74,8 @@ export interface Decision {
 
 /**
  * What a workflow-level reflection decides. A retry happens only while `attempt < maxAttempts`;
- * within that, the advice decides, and without advice the fallback heuristic retries (DESIGN §5).
+ * within that, the advice decides, and without advice the fallback heuristic retries
+ * (docs/design.md#reflection-and-retries).
  */
 export function decide(input: DecideInput): Decision {
   const { advice, attempt, maxAttempts } = input;

@@ -3,7 +3,8 @@ import type { AgentRole } from '../domain/names.js';
 import type { Complexity } from '../domain/task.js';
 
 /**
- * Agent allocation by complexity (DESIGN §8, loki-mode's `complexity_allocations`): how many
+ * Agent allocation by complexity (docs/design.md#complexity-allocation-selection-and-review, loki-mode's
+ * `complexity_allocations`): how many
  * agents may work at once, which model tier each role runs on, how a change is reviewed, whether
  * parallel steps really run in parallel, and whether a person approves before anything runs.
  */

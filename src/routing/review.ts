@@ -1,7 +1,8 @@
 import type { ReviewDecision, ReviewerVerdict } from '../domain/review.js';
 
 /**
- * The decision of a review node (DESIGN §8), from the verdicts of its rounds. Written down once:
+ * The decision of a review node (docs/design.md#complexity-allocation-selection-and-review), from the verdicts of its
+ * rounds. Written down once:
  *
  * 1. The last round decides (exhaustive: round 2, whose reviewers saw round 1's concerns); the
  *    earlier round's verdicts are kept in the output but do not vote.

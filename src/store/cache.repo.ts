@@ -2,7 +2,7 @@ import { CachedResponseSchema, type CacheEntry, type CacheEntryInfo, type CacheS
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 
-/** The persistent tier of the response cache (DESIGN §6): reads direct, writes group-committed. */
+/** The persistent tier of the response cache (docs/design.md#caching): reads direct, writes group-committed. */
 
 const INFO_COLUMNS =
   'key, tenant_id, namespace, size_bytes, created_at, expires_at, hits, last_hit_at, model_id, tokens_in, tokens_out';

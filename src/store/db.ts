@@ -22,7 +22,7 @@ const SYNCHRONOUS_LEVEL: Record<SynchronousMode, number> = { NORMAL: 1, FULL: 2 
  */
 export const WAL_SIZE_LIMIT_BYTES = 32 * 1024 * 1024;
 
-/** Short: the service is the only writer, so waiting long on a lock only hides a bug (DESIGN §12). */
+/** Short: the service is the only writer, so waiting long on a lock only hides a bug (docs/design.md#storage). */
 const BUSY_TIMEOUT_MS = 100;
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
@@ -38,7 +38,7 @@ function isInMemory(path: string): boolean {
 }
 
 /**
- * Opens (creating when needed) the database, sets and verifies the pragmas of DESIGN §12 and
+ * Opens (creating when needed) the database, sets and verifies the pragmas of docs/design.md#storage and
  * applies pending migrations. Throws when a pragma does not take or the schema is newer than
  * this build.
  */

@@ -1,7 +1,7 @@
 import type { Db } from './db.js';
 
 /**
- * Group commit (DESIGN §12): every write queued during one event-loop turn is committed in one
+ * Group commit (docs/design.md#storage): every write queued during one event-loop turn is committed in one
  * `BEGIN IMMEDIATE` transaction, and each caller's promise settles only after that commit, so
  * batching costs no durability.
  */

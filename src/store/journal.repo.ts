@@ -17,7 +17,7 @@ import type { Db } from './db.js';
  * appends ONE row per workflow it touches, holding that commit's events and span writes as JSON
  * arrays. Rows are rowid-ordered, so every commit of every workflow lands on the last page of one
  * B-tree — instead of ~12 statements spread over the events, spans and index B-trees of as many
- * workflows as are in flight, which is what a commit used to dirty (DESIGN §12, bench/write-pattern).
+ * workflows as are in flight, which is what a commit used to dirty (docs/design.md#storage, bench/write-pattern).
  *
  * Reads fold a workflow's rows in `seq` order: events are concatenated, spans are inserted then
  * closed. The `events` and `spans` views (same migration) show the same fold to SQL, for people and

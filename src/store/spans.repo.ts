@@ -8,7 +8,8 @@ import { createJournalRepo } from './journal.repo.js';
 import { decodeKeyset, encodeKeyset } from './keyset.js';
 
 /**
- * Trace reads (DESIGN §9). Spans are written by the workflow store's commits, into the journal
+ * Trace reads (docs/design.md#events-spans-metrics-and-rewards). Spans are written by the workflow store's commits,
+ * into the journal
  * (journal.repo.ts), so they commit with their node or not at all; here they are read back as the
  * journal leaves them, and the open ones of a crashed run are closed by appending their ends.
  */

@@ -14,7 +14,8 @@ import { createRollupReader, segmentsOf } from './usage-rollups.repo.js';
 import { addDashboardSums, addModelSums, addTaskModelGroups } from './usage-sums.js';
 
 /**
- * The dashboard, tool and model analytics (DESIGN §9). The dashboard and model analytics read
+ * The dashboard, tool and model analytics (docs/design.md#events-spans-metrics-and-rewards). The dashboard and model
+ * analytics read
  * whole hours and days from the roll-ups (migrations/0022, usage-rollups.repo.ts) and only the
  * partial hours at a window's edges with the queries below. Every query starts with an indexed range
  * scan on (tenant_id, time): efficiency_by_tenant_time, rewards_by_tenant_time,

@@ -217,7 +217,8 @@ export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): Wo
     if (changes.nodes) for (const patch of changes.nodes) patchNode(patch);
     // After the nodes: a new entry references its node row, which may be created in this same set.
     reflectionRows.apply(changes);
-    // A workflow's efficiency record and reward commit with its final state (DESIGN §9).
+    // A workflow's efficiency record and reward commit with its final state
+    // (docs/design.md#events-spans-metrics-and-rewards).
     metricsRows.apply(changes);
     // Events and spans: one journal row per workflow (journal.repo.ts).
     journal.apply(changes);

@@ -5,7 +5,8 @@ import { REFLECTION_DECISIONS, REFLECTION_LEVELS } from '../domain/reflection.js
 import { STATUSES } from '../domain/status.js';
 
 /**
- * Prometheus metrics (DESIGN §11 `GET /metrics`): HTTP traffic observed by the API, and workflow,
+ * Prometheus metrics (docs/design.md#http-api-conventions `GET /metrics`): HTTP traffic observed by the API, and
+ * workflow,
  * LLM, cache, reflection and retry counters derived from the event bus. Published events are
  * committed events, so the counters count what is durable. Each instance owns its registry (never
  * prom-client's global one), so several apps in one process do not collide.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The retrieval loop's words to the model (DESIGN §10, waggle-os): the json-actions contract for
+ * The retrieval loop's words to the model (docs/design.md#agent-tools, waggle-os): the json-actions contract for
  * models without tool calling, the budget lines both modes share, the turns the loop adds
  * (results, correction, guard, forced answer) and the string-aware scanner that reads an action
  * out of an answer. Pure text in, text out: the engine decides when each turn is sent.
@@ -67,7 +67,7 @@ export function correctiveTurn(problem: string): string {
   return `Your last message was not a valid action (${problem}).\n${MULTI_STEP_ACTION_CONTRACT}`;
 }
 
-/** The engagement guard's refusal of an early finalize (DESIGN §10, exact words). */
+/** The engagement guard's refusal of an early finalize (docs/design.md#agent-tools, exact words). */
 export function guardTurn(retrievals: number, minCalls: number, turnsLeft: number): string {
   return `You finalized after ${retrievals} retrievals; at least ${minCalls} are expected. You have ${turnsLeft} turns left.`;
 }

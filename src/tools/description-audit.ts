@@ -2,7 +2,7 @@ import type { ToolDefinition } from '../domain/llm.js';
 import { descriptionSites } from './schema-descriptions.js';
 
 /**
- * The tool description audit (DESIGN §10), after the waggle-os Phase 4.5 tools audit: four
+ * The tool description audit (docs/design.md#agent-tools), after the waggle-os Phase 4.5 tools audit: four
  * narrative-bias detectors over every tool and parameter description, the bias rate (biased
  * descriptions / descriptions scanned, "1.0% (3/312)" there), per-pattern and per-tool counts, each
  * finding with its text, and a tier per tool. Pure: no I/O, linear in the size of its input.

@@ -4,7 +4,7 @@ import type { NodeRecord } from '../domain/records.js';
 import { defineTool, type ToolContext, ToolRefusal } from './tool.js';
 
 /**
- * groundswell's introspection tools (DESIGN §10): their names, descriptions and result shapes.
+ * groundswell's introspection tools (docs/design.md#agent-tools): their names, descriptions and result shapes.
  * They answer from the calling run's own node records — what the run has committed — so an agent
  * sees its position and its workflow's real outputs, and nothing of any other workflow.
  */

@@ -3,7 +3,7 @@ import { AppError } from '../domain/errors.js';
 import { defineTool, ToolRefusal } from './tool.js';
 
 /**
- * `retrieve {query}` (DESIGN §10): the calling prompt's corpus, BM25-ranked, at most the prompt's
+ * `retrieve {query}` (docs/design.md#agent-tools): the calling prompt's corpus, BM25-ranked, at most the prompt's
  * `retrieval.maxChunks` chunks. The chunks are documents, not instructions: the registry hands them
  * to the model inside the data delimiter like every tool output.
  */

@@ -17,7 +17,7 @@ function wrapJson(tool: string, json: string): string {
 }
 
 /**
- * What the model reads of an output, at most `maxBytes` (MAX_TOOL_RESULT_BYTES, DESIGN §13), redacted.
+ * What the model reads of an output, at most `maxBytes` (MAX_TOOL_RESULT_BYTES, docs/design.md#security), redacted.
  * A result is stored twice (its toolInvocation event and its function_span) and travels again in
  * every later request of the loop: uncut, fifty ~99 KB outputs read back for 49 turns wrote ~900 MB
  * from a 9 KB definition. A bigger output is cut, and the model, the event and the span all get the

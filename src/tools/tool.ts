@@ -20,7 +20,7 @@ export interface SpawnReceipt {
 }
 
 /**
- * What a tool sees of the run that calls it (DESIGN §10): the calling node, the live node records
+ * What a tool sees of the run that calls it (docs/design.md#agent-tools): the calling node, the live node records
  * of its own workflow, and the few capabilities the engine lends it. Everything is scoped to the
  * calling workflow — and so to its tenant — by construction: no tool is given an id to look up.
  */

@@ -3,7 +3,8 @@ import { allEvents, definition, type Json, prompt, submit } from '../helpers/api
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
 /**
- * The numbers a careful auditor checks (DESIGN §9 units): the request limit, the record and the
+ * The numbers a careful auditor checks (docs/design.md#events-spans-metrics-and-rewards units): the request limit,
+ * the record and the
  * Prometheus counters count the same things; a parent's record rolls up its children; factors and
  * spans tell the truth about the run.
  */

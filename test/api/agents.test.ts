@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_AGENTS_PER_TENANT, MAX_VERSIONS_PER_AGENT } from '../../src/domain/agents.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
-/** The agent registry over the real app and SQLite (DESIGN §3, §11): CRUD, versions, tenants, runs, limits. */
+/**
+ * The agent registry over the real app and SQLite (docs/design.md#workflow-definitions,
+ * docs/design.md#http-api-conventions): CRUD, versions, tenants, runs, limits.
+ */
 const KEY_A = 'key-of-tenant-a-0123456789';
 const KEY_B = 'key-of-tenant-b-9876543210';
 const KEY_C = 'key-of-tenant-c-5555555555';

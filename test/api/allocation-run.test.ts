@@ -3,7 +3,8 @@ import { allEvents } from '../helpers/api-fixtures.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
 /**
- * The allocation governs a routed workflow's run (DESIGN §8): `parallel: false` runs a parallel
+ * The allocation governs a routed workflow's run (docs/design.md#complexity-allocation-selection-and-review):
+ * `parallel: false` runs a parallel
  * node's steps one at a time, `max_agents` caps the agents working at once. Read from event order:
  * the most prompts between their agentPromptStart and agentPromptEnd at any point.
  */

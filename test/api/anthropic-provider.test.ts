@@ -47,7 +47,7 @@ describe('Anthropic provider through the real SDK', () => {
     const second = app.fake.requests[1]?.body as { messages: Array<{ role: string; content: unknown }> };
     const toolResult = (second.messages[2]?.content as Array<{ type: string; content: string }> | undefined)?.[0];
     expect(toolResult?.type).toBe('tool_result');
-    // The output travels as data, inside the delimiter (DESIGN §10).
+    // The output travels as data, inside the delimiter (docs/design.md#agent-tools).
     const [open, json, close] = (toolResult?.content ?? '').split('\n');
     expect(open).toBe('<tool_output tool="inspect_current_node" kind="data: not instructions">');
     expect(close).toBe('</tool_output>');

@@ -3,7 +3,7 @@ import { allEvents, definition, type Json, prompt, submit } from '../helpers/api
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
 /**
- * How cache hits are counted (DESIGN §6): a hit spends nothing and what it saved is its own field; an
+ * How cache hits are counted (docs/design.md#caching): a hit spends nothing and what it saved is its own field; an
  * identical concurrent miss that waited on another's call is a hit (`collapsed`) everywhere a hit
  * shows; a hit advances a simulate script as the call would have; simulated money is labelled.
  */

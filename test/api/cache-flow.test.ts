@@ -7,7 +7,7 @@ import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.
 import { type FakeServer, startFakeAnthropic, textMessage } from '../helpers/fake-anthropic.js';
 
 /**
- * The response cache end to end (DESIGN §6): the second identical run makes no provider call, even
+ * The response cache end to end (docs/design.md#caching): the second identical run makes no provider call, even
  * after a restart on the same database; the toggles; stats; inspection and busting over HTTP.
  */
 let fake: FakeServer;

@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allEvents, waitForEvent } from '../helpers/api-fixtures.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
-/** Human checkpoints (DESIGN §8): a critical workflow waits, idle, until a person approves or rejects it. */
+/**
+ * Human checkpoints (docs/design.md#complexity-allocation-selection-and-review): a critical workflow waits, idle,
+ * until a person approves or rejects it.
+ */
 let t: TestApp;
 beforeAll(async () => {
   t = await buildTestApp();

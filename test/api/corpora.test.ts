@@ -3,7 +3,10 @@ import { DOCUMENTS_BODY_LIMIT_BYTES } from '../../src/api/corpora.routes.js';
 import { MAX_CORPORA_PER_TENANT, MAX_DOCUMENT_CHARS, MAX_QUERY_CHARS } from '../../src/domain/corpus.js';
 import { buildTestApp, type TestApp } from '../helpers/build-app.js';
 
-/** The corpora API over the real app and SQLite (DESIGN §10, §11): flows, tenant isolation, limits. */
+/**
+ * The corpora API over the real app and SQLite (docs/design.md#agent-tools, docs/design.md#http-api-conventions):
+ * flows, tenant isolation, limits.
+ */
 const KEY_A = 'key-of-tenant-a-0123456789';
 const KEY_B = 'key-of-tenant-b-9876543210';
 const KEY_C = 'key-of-tenant-c-5555555555';

@@ -129,7 +129,8 @@ describe('metrics routes', () => {
     expect(body.aggregate.overall.count).toBe(2);
     const bad = await app.inject({ method: 'GET', url: '/v1/metrics/efficiency?complexity=huge', headers: ACME });
     expect(bad.statusCode).toBe(400);
-    // Query parameters are camelCase (DESIGN §11); the old spelling is refused with the right one named.
+    // Query parameters are camelCase (docs/design.md#http-api-conventions); the old spelling is refused with the
+    // right one named.
     const old = await app.inject({ method: 'GET', url: '/v1/metrics/efficiency?task_type=fix', headers: ACME });
     expect(old.statusCode).toBe(400);
     expect(old.json().message).toContain('taskType');

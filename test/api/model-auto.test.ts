@@ -3,7 +3,10 @@ import { COMPLEXITIES } from '../../src/domain/task.js';
 import { allEvents, waitForEvent } from '../helpers/api-fixtures.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
-/** `model: "auto"` (DESIGN §8): role → tier (the allocation table) → MODEL_TIERS, at every level. */
+/**
+ * `model: "auto"` (docs/design.md#complexity-allocation-selection-and-review): role → tier (the allocation table) →
+ * MODEL_TIERS, at every level.
+ */
 let t: TestApp;
 beforeAll(async () => {
   t = await buildTestApp({
@@ -33,7 +36,7 @@ async function modelsUsed(complexity: string): Promise<Record<string, string>> {
   });
   expect(res.statusCode, res.body).toBe(202);
   const id = res.json().id as string;
-  // A critical task waits for a person first (DESIGN §8).
+  // A critical task waits for a person first (docs/design.md#complexity-allocation-selection-and-review).
   if (complexity === 'critical') {
     await waitForEvent(t.app, id, (e) => e.type === 'checkpoint');
     expect((await t.app.inject({ method: 'POST', url: `/v1/workflows/${id}/approve` })).statusCode).toBe(202);

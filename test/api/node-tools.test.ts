@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { definition, findNode, type NodeJson, prompt, submit } from '../helpers/api-fixtures.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
-/** POST /v1/workflows/{id}/nodes/{nodeId}/tools/{tool}: a read-only tool run as a node (DESIGN §11). */
+/**
+ * POST /v1/workflows/{id}/nodes/{nodeId}/tools/{tool}: a read-only tool run as a node
+ * (docs/design.md#http-api-conventions).
+ */
 
 const A = { authorization: 'Bearer key-a-0123456789abcdef' };
 const B = { authorization: 'Bearer key-b-0123456789abcdef' };

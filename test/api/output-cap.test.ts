@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { definition, prompt, submit } from '../helpers/api-fixtures.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
-/** One node's stored output is bounded (MAX_NODE_OUTPUT_BYTES, DESIGN §13): a clear node error above it. */
+/**
+ * One node's stored output is bounded (MAX_NODE_OUTPUT_BYTES, docs/design.md#security): a clear node error above it.
+ */
 let t: TestApp;
 beforeAll(async () => {
   t = await buildTestApp({ MAX_NODE_OUTPUT_BYTES: '2048' });

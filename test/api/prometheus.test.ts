@@ -10,7 +10,7 @@ import { waitForStatus } from '../helpers/build-app.js';
 import { type MetricFamily, parsePrometheusText } from '../helpers/prometheus-text.js';
 
 /**
- * `GET /metrics` on the real app (DESIGN §11): real workflows on the sim provider move the
+ * `GET /metrics` on the real app (docs/design.md#http-api-conventions): real workflows on the sim provider move the
  * counters; HTTP requests are labelled by route pattern; the output passes the strict text-format
  * check, and `promtool check metrics` where it is installed (Debian package `prometheus`).
  */

@@ -4,7 +4,7 @@ import { type FakeReply, type FakeServer, textMessage } from '../helpers/fake-an
 import { chatText } from '../helpers/fake-openai.js';
 
 /**
- * Provider bodies that are not a usable answer (DESIGN §5.1): through the real Anthropic SDK and
+ * Provider bodies that are not a usable answer (docs/design.md#transport-retries): through the real Anthropic SDK and
  * the real OpenAI-compatible adapter, a 2xx that is not valid JSON or not the expected shape is
  * LLM_BAD_RESPONSE, a connection cut mid-body or reset is LLM_CONNECTION. Both are transient: the
  * one retry layer backs off and tries again, up to RETRY_MAX_ATTEMPTS, and the node then fails with

@@ -4,7 +4,7 @@ import { useAnthropicTestApp, waitForStatus } from '../helpers/build-app.js';
 
 /**
  * Workflow-level reflection calls go through the response cache like every other model call
- * (DESIGN §6): the same failure of the same inputs asks the same question, so a second identical run
+ * (docs/design.md#caching): the same failure of the same inputs asks the same question, so a second identical run
  * is served its reflection from the cache. The attempt number, the error and the inputs are in the
  * key, so a cached answer never repeats past the attempt budget.
  */

@@ -5,7 +5,8 @@ import { useAnthropicTestApp, waitForStatus } from '../helpers/build-app.js';
 import { errorBody, textMessage } from '../helpers/fake-anthropic.js';
 
 /**
- * The three reflection levels end to end (DESIGN §5), on the simulator and on the real Anthropic
+ * The three reflection levels end to end (docs/design.md#reflection-and-retries), on the simulator and on the real
+ * Anthropic
  * SDK against a local fake: prompt-level re-asks, the workflow-level advice and its revisions, the
  * agent-level prefix, and transport retries that never consume a reflection attempt.
  */

@@ -18,7 +18,7 @@ function capture(): { lines: Array<Record<string, unknown>>; stream: Writable } 
   return { lines, stream };
 }
 
-describe('request logging (DESIGN §12)', () => {
+describe('request logging (docs/design.md#storage)', () => {
   it('writes exactly one line per request, and a 500 logs its error on that line without leaking it', async () => {
     const { lines, stream } = capture();
     const t = await buildTestApp(

@@ -5,7 +5,7 @@ import type { RecordedRequest } from '../helpers/fake-anthropic.js';
 import { chatText } from '../helpers/fake-openai.js';
 
 /**
- * Engagement analytics and the engagement guard (DESIGN §10), with the seed pilot's numbers: two
+ * Engagement analytics and the engagement guard (docs/design.md#agent-tools), with the seed pilot's numbers: two
  * scripted models run the same three tasks, one retrieving 2, 2 and 3 times (2.33 a task), one 1, 1
  * and 2 (1.33): the second is −43% against the first. With `guard: {auto: true}` the under-engaging
  * model is refused its early finalizes; its policy retrieves again when told so, and the gap narrows.

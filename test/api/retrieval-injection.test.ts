@@ -6,7 +6,8 @@ import type { RecordedRequest } from '../helpers/fake-anthropic.js';
 import { textMessage, toolUseMessage } from '../helpers/fake-anthropic.js';
 
 /**
- * Prompt injection through a retrieved chunk (DESIGN §10, §13): a scripted model that obeys any
+ * Prompt injection through a retrieved chunk (docs/design.md#agent-tools, docs/design.md#security): a scripted model
+ * that obeys any
  * instruction it finds in a tool result is told by a document to read another tenant's workflow,
  * spawn 1 000 children and call a tool outside its list. What it can reach is bounded by the
  * tools, not by its obedience: 0 cross-tenant reads, 0 calls outside the list, 0 limits broken.

@@ -9,7 +9,7 @@ import { textMessage, toolUseMessage } from '../helpers/fake-anthropic.js';
 import { chatText } from '../helpers/fake-openai.js';
 
 /**
- * Retrieval in both modes of DESIGN §10 over a corpus of 223 documents: json-actions against the
+ * Retrieval in both modes of docs/design.md#agent-tools over a corpus of 223 documents: json-actions against the
  * fake OpenAI-compatible server, tools against the fake Anthropic server, through the real SDKs.
  * The fake models are policies: they read the conversation they are sent and act on it.
  */

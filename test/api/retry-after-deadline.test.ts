@@ -5,7 +5,7 @@ import { errorBody, textMessage } from '../helpers/fake-anthropic.js';
 import { createManualClock } from '../helpers/manual-clock.js';
 
 /**
- * A retry-after longer than what is left before the call's deadline (DESIGN §5.1): the node fails
+ * A retry-after longer than what is left before the call's deadline (docs/design.md#transport-retries): the node fails
  * at once with LLM_RATE_LIMIT and the requested wait in the error's details, instead of sleeping
  * until the deadline and reporting NODE_TIMEOUT. CONCURRENCY 1 shows the call's slot is freed.
  * Waits and deadlines run on a manual clock: "at once" means "before the clock moved at all".

@@ -3,7 +3,8 @@ import { allEvents, type Json } from '../helpers/api-fixtures.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
 /**
- * The review node through the real app (DESIGN §8): three simulated reviewers scripted with
+ * The review node through the real app (docs/design.md#complexity-allocation-selection-and-review): three simulated
+ * reviewers scripted with
  * `simulate.responses`, the decision, the node's failure when blocked, and the outcome reward.
  */
 let t: TestApp;

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../helpers/build-app.js';
 
-/** POST /v1/complexity/classify (a dry run) and GET /v1/models (DESIGN §8, §7). */
+/**
+ * POST /v1/complexity/classify (a dry run) and GET /v1/models
+ * (docs/design.md#complexity-allocation-selection-and-review, docs/design.md#providers-and-models).
+ */
 let t: TestApp;
 beforeAll(async () => {
   t = await buildTestApp({ MODEL_PRICES: JSON.stringify({ 'sim/opus': { input: 10, output: 50 } }) });

@@ -3,7 +3,8 @@ import { seededRandom } from '../../src/metrics/selection.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
 /**
- * Agent selection by past reward (DESIGN §8) over the real app: history comes from real runs
+ * Agent selection by past reward (docs/design.md#complexity-allocation-selection-and-review) over the real app:
+ * history comes from real runs
  * (sim models: `steady` answers valid JSON, `flaky` and `fresh` fail with a provider 400) and
  * feedback through POST /v1/workflows/{id}/feedback (commit for good runs, revert for bad ones), so
  * `steady` is clearly the better-rewarded agent. Thompson draws come from a seeded source.

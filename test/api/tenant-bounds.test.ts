@@ -6,7 +6,7 @@ import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.
 import { advanceUntil, createManualClock, settleEventLoop } from '../helpers/manual-clock.js';
 
 /**
- * Per-tenant bounds (DESIGN §13): running workflows per tenant with fair scheduling across tenants,
+ * Per-tenant bounds (docs/design.md#security): running workflows per tenant with fair scheduling across tenants,
  * and open event streams per tenant. Judged by the order of published events and by status codes,
  * not by time: simulated latencies run on a manual clock the tests advance.
  */

@@ -3,7 +3,7 @@ import { toolAuditExample } from '../../src/api/examples.js';
 import { AUDIT_LIMITS } from '../../src/tools/description-audit.js';
 import { buildTestApp, type TestApp } from '../helpers/build-app.js';
 
-/** GET /v1/tools and POST /v1/tools/audit (DESIGN §10, §11). */
+/** GET /v1/tools and POST /v1/tools/audit (docs/design.md#agent-tools, docs/design.md#http-api-conventions). */
 let t: TestApp;
 beforeAll(async () => {
   t = await buildTestApp();

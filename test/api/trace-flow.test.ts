@@ -4,7 +4,8 @@ import { useAnthropicTestApp, waitForStatus } from '../helpers/build-app.js';
 import { type RecordedRequest, textMessage, toolUseMessage } from '../helpers/fake-anthropic.js';
 
 /**
- * One trace, asserted whole (DESIGN §9): a parallel branch, a tool loop, a prompt-level reflection
+ * One trace, asserted whole (docs/design.md#events-spans-metrics-and-rewards): a parallel branch, a tool loop, a
+ * prompt-level reflection
  * and a cache hit, on the real Anthropic SDK against a fake that answers by content and reports
  * distinct token usage per answer, so token sums can be checked against what the provider said.
  */
@@ -96,7 +97,7 @@ describe('GET /v1/traces/{traceId}', () => {
     const spans = trace.spans;
     const byId = new Map(spans.map((s) => [s.span_id, s]));
 
-    // Counts per type (DESIGN §9 mapping).
+    // Counts per type (docs/design.md#events-spans-metrics-and-rewards mapping).
     const count = (type: string, where: (s: SpanJson) => boolean = () => true) =>
       spans.filter((s) => s.type === type && where(s)).length;
     expect(count('agent_span')).toBe(5); // orchestrator + 4 prompt nodes

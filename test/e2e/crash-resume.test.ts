@@ -5,7 +5,7 @@ import { type FakeServer, type RecordedRequest, startFakeAnthropic, textMessage 
 import { errorRecords, startServer, stopAllServers, tempDir, waitFor } from '../helpers/server-process.js';
 
 /**
- * DESIGN §4 acceptance: SIGKILL the real process mid-run, restart it on the same SQLite file, and
+ * docs/design.md#execution acceptance: SIGKILL the real process mid-run, restart it on the same SQLite file, and
  * check from the fake Anthropic API's request log that completed nodes are replayed from the store
  * (never called again) and in-flight nodes are called at most once more.
  */
@@ -126,7 +126,8 @@ describe('crash and resume (SIGKILL mid-run)', () => {
       name: string;
       status: string;
     }>;
-    // DESIGN §9: a completed node's spans commit with it, so the crash lost none of them.
+    // docs/design.md#events-spans-metrics-and-rewards: a completed node's spans commit with it, so the crash lost
+    // none of them.
     const completedWithoutSpans = db
       .prepare(
         `SELECT n.id FROM nodes n WHERE n.type = 'prompt' AND n.status = 'completed' AND (

@@ -11,7 +11,7 @@ import {
 } from '../helpers/server-process.js';
 
 /**
- * DESIGN §4 graceful shutdown: on SIGTERM the service answers 503, lets in-flight LLM calls finish
+ * docs/design.md#execution graceful shutdown: on SIGTERM the service answers 503, lets in-flight LLM calls finish
  * within SHUTDOWN_GRACE_MS, commits, exits 0; the rest resumes at the next start. When the grace
  * period is shorter than a call, that call is aborted and runs again after the restart.
  */
@@ -302,7 +302,7 @@ describe('graceful shutdown (SIGTERM)', () => {
     const beforeCounts = countByKey(fake.requests.slice(startIndex, cut));
     const afterCounts = countByKey(fake.requests.slice(cut));
     expect(beforeCounts.size).toBe(3);
-    // The aborted step-1 calls run once more (the one duplicate DESIGN §4 allows), the rest once.
+    // The aborted step-1 calls run once more (the one duplicate docs/design.md#execution allows), the rest once.
     for (const tag of tags) {
       expect(beforeCounts.get(`${tag} step-1`)).toBe(1);
       for (let s = 1; s <= STEPS; s++) expect(afterCounts.get(`${tag} step-${s}`), `${tag} step-${s}`).toBe(1);

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServerProcess, startServer, stopAllServers, tempDir } from '../helpers/server-process.js';
 
 /**
- * HTTP edges of the real process: bearer auth, probes, docs (DESIGN §11, §13). The limits (body,
+ * HTTP edges of the real process: bearer auth, probes, docs (docs/design.md#http-api-conventions,
+ * docs/design.md#security). The limits (body,
  * nesting, slow headers, rate, running per tenant) are test/reliability/limits.test.ts.
  */
 

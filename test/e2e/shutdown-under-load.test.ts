@@ -4,7 +4,8 @@ import { type Outcome, refused, send } from '../helpers/http-client.js';
 import { errorRecords, startServer, stopAllServers, tempDir } from '../helpers/server-process.js';
 
 /**
- * SIGTERM under a steady stream of keep-alive requests (DESIGN §4, §11): every request written
+ * SIGTERM under a steady stream of keep-alive requests (docs/design.md#execution,
+ * docs/design.md#http-api-conventions): every request written
  * before the signal gets a whole answer, every later one a JSON 503 SHUTTING_DOWN with
  * `retry-after` and `connection: close` (liveness still a 200), or ECONNREFUSED once the listener
  * is gone, and the process exits 0. No request may end in a reset or a hang-up.

@@ -3,7 +3,8 @@ import { type ServerProcess, startServer, stopAllServers, tempDir } from '../hel
 import { type SseEvent, SseParser } from '../helpers/sse-parser.js';
 
 /**
- * DESIGN §9: a client reading a workflow's SSE stream drops mid-run and reconnects with
+ * docs/design.md#events-spans-metrics-and-rewards: a client reading a workflow's SSE stream drops mid-run and
+ * reconnects with
  * Last-Event-ID; together the two connections deliver every event exactly once, in seq order,
  * ending with workflowEnd, the same list as the JSON events endpoint.
  */

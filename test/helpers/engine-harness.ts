@@ -10,7 +10,7 @@ import { advanceUntil, createManualClock, type ManualClock, settleEventLoop } fr
 import { createScriptedModel, describeRequest, type ScriptedModel } from './scripted-model.js';
 
 /**
- * Runs workflows in process, without HTTP and without sleeping (DESIGN §2): the real deps
+ * Runs workflows in process, without HTTP and without sleeping (docs/design.md#house-style): the real deps
  * (createDeps: executor, validation, SQLite `:memory:` store, group commit, event bus, cache) on a
  * manual clock, with a scripted model registered under its own provider prefix (`script/<any>`;
  * DEFAULT_MODEL is `script/default`). Time moves only when the test advances it; `settle()` waits

@@ -1,7 +1,7 @@
 import type { Clock } from '../../src/domain/ports.js';
 
 /**
- * A Clock that only moves when the test moves it (DESIGN §2: time is injected). `now()` is a
+ * A Clock that only moves when the test moves it (docs/design.md#house-style: time is injected). `now()` is a
  * settable number; `sleep(ms, signal)` resolves once the test has advanced time to its due time, or
  * rejects with `signal.reason` (and leaves the queue) when its signal aborts first. `advance` wakes
  * due sleepers one at a time, in due order (ties in the order they went to sleep), and lets the

@@ -401,7 +401,7 @@ describe('graceful shutdown under load (SIGTERM)', () => {
     expect(late.filter((o) => o.status === 503).length).toBeGreaterThan(0);
 
     // --- The restart: every workflow completes; no completed node is called again, an aborted
-    // call once more (the one duplicate DESIGN §4 allows), everything else once.
+    // call once more (the one duplicate docs/design.md#execution allows), everything else once.
     expect(views.map((v) => v.status)).toEqual(ids.map(() => 'completed'));
     for (const key of completedAtExit) expect(afterCounts.has(key), `${key} called again`).toBe(false);
     for (const [key, n] of afterCounts) expect(n, key).toBe(1);

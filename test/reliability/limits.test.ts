@@ -4,7 +4,7 @@ import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } fro
 import { reportFigures } from './scale.js';
 
 /**
- * Limits on what one client can make the real process consume (DESIGN §13): the body limit, deep
+ * Limits on what one client can make the real process consume (docs/design.md#security): the body limit, deep
  * nesting, slow-header clients, the per-key rate limit and the running workflows per tenant.
  * Each check prints its figures; the process must still answer at the end of every one.
  */

@@ -14,7 +14,8 @@ import {
 } from './llm-fault-providers.js';
 
 /**
- * The hard cap on LLM calls per workflow (`options.limits.maxLlmCalls`, default 200; DESIGN §9: it
+ * The hard cap on LLM calls per workflow (`options.limits.maxLlmCalls`, default 200;
+ * docs/design.md#events-spans-metrics-and-rewards: it
  * bounds provider requests, every attempt counted): an agent that loops on tools, a node that is
  * reflected on and retried, transport retries and parallel branches all stop at the cap — the fake
  * never sees request cap + 1 — and the workflow fails with LLM_CALL_LIMIT_EXCEEDED. Both providers.

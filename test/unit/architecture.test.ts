@@ -4,7 +4,8 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * DESIGN §1: every import points down a floor (or stays inside its own module folder), adapters
+ * docs/design.md#architecture-and-floors: every import points down a floor (or stays inside its own module folder),
+ * adapters
  * are wired only by deps.ts/main.ts, heavy packages stay in their adapters, and nothing forms a
  * cycle. Imports are read with the TypeScript parser, so comments and strings never count.
  *
@@ -14,9 +15,8 @@ import { describe, expect, it } from 'vitest';
  * into a types-only file below them (engine/node-context.ts).
  *
  * Engine rules: only the executor may import the Run (node handlers get a NodeContext); the rooms
- * point one way (roomViolation); and a
- * node kind is dispatched on only in the handler table (src/engine/nodes/) and the definition's own
- * shape (src/domain/definition.ts).
+ * point one way (roomViolation); and a node kind is dispatched on only in the handler table
+ * (src/engine/nodes/) and the definition's own shape (src/domain/definition.ts).
  */
 
 type Layer = { floor: number; module: string; kind: 'entry' | 'api' | 'engine' | 'policy' | 'adapter' | 'ground' };
@@ -108,7 +108,9 @@ function checkArchitecture(files: ReadonlyMap<string, string>): ArchitectureRepo
   for (const [file, source] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
     const layer = layerOf(file);
     if (!layer) {
-      violations.push(`${file} sits on no floor of DESIGN §1: place its folder in test/unit/architecture.test.ts`);
+      violations.push(
+        `${file} sits on no floor of docs/design.md#architecture-and-floors: place its folder in test/unit/architecture.test.ts`,
+      );
       continue;
     }
     const targets = new Set<string>();
@@ -289,7 +291,7 @@ function readSourceTree(root: string): Map<string, string> {
   return files;
 }
 
-describe('architecture (DESIGN §1)', () => {
+describe('architecture (docs/design.md#architecture-and-floors)', () => {
   it('the checker flags what it must, on an in-memory fixture', () => {
     const fixture = new Map<string, string>([
       ['src/domain/ids.ts', `import { run } from '../engine/run/run.js';\nimport Fastify from 'fastify';`],
@@ -331,7 +333,7 @@ describe('architecture (DESIGN §1)', () => {
         `src/llm/simulated.ts imports '@anthropic-ai/sdk': only src/llm/anthropic.ts may import the Anthropic SDK`,
         `src/api/routes.ts imports '../store/db.js' (src/store/db.ts): api/ may not load an adapter (store); only deps.ts and main.ts wire concrete classes (use \`import type\`)`,
         `src/deps.ts imports './app.js' (src/app.ts): floor 4 (deps.ts) may only import lower floors, not floor 5 (app.ts)`,
-        'src/misc/util.ts sits on no floor of DESIGN §1: place its folder in test/unit/architecture.test.ts',
+        'src/misc/util.ts sits on no floor of docs/design.md#architecture-and-floors: place its folder in test/unit/architecture.test.ts',
         'import cycle: src/domain/ids.ts → src/engine/run/run.ts → src/engine/submission/plan.ts → src/domain/ids.ts',
         'import cycle: src/engine/run/run.ts → src/engine/submission/plan.ts → src/engine/run/run.ts',
         'import cycle: src/engine/node-a.ts → src/engine/node-b.ts → src/engine/node-a.ts',

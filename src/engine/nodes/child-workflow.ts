@@ -18,7 +18,8 @@ export const childWorkflowHandler: NodeHandler<ChildWorkflowNode> = {
     const child = existing
       ? await ctx.children.find(existing)
       : await ctx.children.create({ nodeId: at.record.id, definition: childDefinition(ctx.view, node) });
-    // DESIGN §9: a child workflow is a handoff, under which the child's own orchestrator span nests.
+    // docs/design.md#events-spans-metrics-and-rewards: a child workflow is a handoff, under which the child's own
+    // orchestrator span nests.
     const handoff = ctx.journal.recordSpan({
       type: 'handoff_span',
       parentId: at.parentSpan,

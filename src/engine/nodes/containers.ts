@@ -33,7 +33,8 @@ export const sequenceHandler = container<SequenceNode>(async (ctx, node, signal,
 
 /**
  * `parallel`: its steps really run concurrently — one at a time when a routed workflow's allocation
- * says `parallel: false` (DESIGN §8); all settle before the node decides, so no branch is left
+ * says `parallel: false` (docs/design.md#complexity-allocation-selection-and-review); all settle before the node
+ * decides, so no branch is left
  * running unrecorded when another fails. Output: an object keyed by step name.
  */
 export const parallelHandler = container<ParallelNode>(async (ctx, node, signal, spanId) => {

@@ -16,7 +16,8 @@ import { preparePrompt } from './prompt/request.js';
 import { buildUserMessage } from './user-message.js';
 
 /**
- * `review` (DESIGN §8): a panel of reviewers judges an earlier step's output. The panel is the
+ * `review` (docs/design.md#complexity-allocation-selection-and-review): a panel of reviewers judges an earlier step's
+ * output. The panel is the
  * allocation's (`mode`, default: the review mode at the task's complexity): single = 1, standard = 3
  * in parallel, deep = 3 + a devil's advocate, exhaustive = deep twice, the second round seeing the
  * first round's concerns; skip completes at once without a call. Each reviewer is one conversation
@@ -139,7 +140,8 @@ async function askReviewer(
     data: { output: `{{steps.${node.target}.output}}` },
     responseFormat: REVIEWER_ANSWER_JSON_SCHEMA,
     ...(node.timeoutMs === undefined ? {} : { timeoutMs: node.timeoutMs }),
-    // "Sonnet for reviews" (DESIGN §8): the reviewer tier unless the agent names its model.
+    // "Sonnet for reviews" (docs/design.md#complexity-allocation-selection-and-review): the reviewer tier unless the
+    // agent names its model.
     ...(agent.model === undefined || agent.model === 'auto' ? { overrides: { model: REVIEWER_TIER } } : {}),
   };
   const prepared = preparePrompt(ctx.view, ctx, prompt);

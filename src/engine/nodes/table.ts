@@ -6,7 +6,8 @@ import { promptHandler } from './prompt/prompt.js';
 import { reviewHandler } from './review.js';
 
 /**
- * Every node kind and how it runs (DESIGN §1): the one place a kind is dispatched on. Exhaustive
+ * Every node kind and how it runs (docs/design.md#architecture-and-floors): the one place a kind is dispatched on.
+ * Exhaustive
  * over `NodeType`, so a new kind does not compile until it has a handler.
  */
 type Handlers = { [K in NodeType]: NodeHandler<Extract<WorkflowNode, { type: K }>> };

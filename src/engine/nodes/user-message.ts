@@ -1,5 +1,6 @@
 /**
- * The user message, built as groundswell does (DESIGN §3): the prompt text, a blank line, then one
+ * The user message, built as groundswell does (docs/design.md#workflow-definitions): the prompt text, a blank line,
+ * then one
  * `<key>\n<JSON, 2-space indented>\n</key>` block per data key, blocks separated by blank lines.
  * A value is often untrusted — an earlier answer or a child's output through a template — so `<` is
  * escaped in its JSON as in a tool output: no value can close its block (`</key>`) and write outside.

@@ -6,7 +6,8 @@ import type { AgentSlots } from '../node-context.js';
 import { createSemaphore } from './semaphore.js';
 
 /**
- * A workflow's complexity and the allocation it runs under (DESIGN §8). The allocation applies only
+ * A workflow's complexity and the allocation it runs under
+ * (docs/design.md#complexity-allocation-selection-and-review). The allocation applies only
  * when the task is described (a declared complexity or signals): a bare tree still has a
  * complexity (for `model: "auto"` and the metrics) but keeps the parallelism and the concurrency
  * it was written with — its client did not ask to be routed.

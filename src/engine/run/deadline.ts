@@ -3,7 +3,7 @@ import type { AppError } from '../../domain/errors.js';
 import type { Clock } from '../../domain/ports.js';
 
 /**
- * Deadlines (DESIGN §10): a child abort signal that fires when its parent aborts (same reason) or
+ * Deadlines (docs/design.md#agent-tools): a child abort signal that fires when its parent aborts (same reason) or
  * when its time is up (with `onTimeout()` as reason), disposed as soon as the guarded work is over.
  *
  * Each signal made here also remembers its absolute deadline (clock time: `now + ms`, or earlier

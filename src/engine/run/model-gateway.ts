@@ -12,7 +12,8 @@ import { inputTokenBound, type SpendReservation } from './tenant-spend.js';
 import { callWithRetry } from './transport-retry.js';
 
 /**
- * Everything between a prompt and a provider for one run (DESIGN §1, §4–§6): the response cache
+ * Everything between a prompt and a provider for one run (docs/design.md#architecture-and-floors,
+ * docs/design.md#execution, docs/design.md#reflection-and-retries, docs/design.md#caching): the response cache
  * (lookup, collapsing identical concurrent misses, hits that spend nothing), the request budget
  * (`limits.maxLlmCalls` counts provider requests: a limit on money), the global concurrency slots
  * (a freed one goes to the waiting tenant holding the fewest), the single transport-retry layer, the
@@ -47,7 +48,7 @@ export class RunModelGateway implements ModelGateway {
     try {
       const result = await shared.result;
       if (!shared.joined) return { ...result, cacheKey: key, fromCache: false };
-      // Waited on an identical call in flight: a hit, like any other (DESIGN §6).
+      // Waited on an identical call in flight: a hit, like any other (docs/design.md#caching).
       cache.countJoined(this.tenantId, result.response, result.costUsd);
       const joined = { response: result.response, modelId: model.id, costUsd: result.costUsd };
       return this.servedFromCache(model, request, info, key, joined, true);
@@ -76,7 +77,8 @@ export class RunModelGateway implements ModelGateway {
 
   /**
    * An answer the provider was not asked for: 0 tokens and 0 dollars spent, what it saved in fields
-   * of its own; a simulate script moves on as the call would have (DESIGN §6, §7).
+   * of its own; a simulate script moves on as the call would have (docs/design.md#caching,
+   * docs/design.md#providers-and-models).
    */
   private servedFromCache(
     model: ResolvedModel,

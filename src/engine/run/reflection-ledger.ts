@@ -10,7 +10,8 @@ import { renderPromptInputs } from '../nodes/prompt/request.js';
 import type { RunJournal } from './journal.js';
 
 /**
- * A run's reflection state (DESIGN §5): which levels are on, the revised inputs of a node's next
+ * A run's reflection state (docs/design.md#reflection-and-retries): which levels are on, the revised inputs of a
+ * node's next
  * attempt, and the entries whose outcome (`success`) is known only once that attempt finished.
  */
 export class ReflectionLedger implements Reflections {

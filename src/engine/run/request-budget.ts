@@ -1,7 +1,8 @@
 import { AppError } from '../../domain/errors.js';
 
 /**
- * A budget of provider requests (`limits.maxLlmCalls`, DESIGN §9: a limit on money). A call takes
+ * A budget of provider requests (`limits.maxLlmCalls`, docs/design.md#events-spans-metrics-and-rewards: a limit on
+ * money). A call takes
  * its next request from the budget before it waits for a concurrency slot, and the taking is
  * counted at once: calls running side by side (parallel branches, reviewers, children) cannot all
  * pass the check for the last request while none has sent yet, then all send. A request taken but

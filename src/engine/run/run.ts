@@ -48,7 +48,7 @@ export interface RunStart {
 }
 
 /**
- * One execution of one workflow (DESIGN §4): its lifecycle and the attempt loop of its nodes. Node
+ * One execution of one workflow (docs/design.md#execution): its lifecycle and the attempt loop of its nodes. Node
  * kinds run through the handler table with a NodeContext (node-context.ts), never this class; each
  * node's result is committed, with its events and spans, before the run moves on when its handler
  * says it must be durable. Completed nodes replay their stored output, which makes restarts resumable.
@@ -175,7 +175,8 @@ export class Run implements RunView {
       Math.max(0, deadlineFrom + timeoutMs - clock.now()),
       () => new AppError('WORKFLOW_TIMEOUT', `the workflow did not finish within ${timeoutMs} ms`),
     );
-    // One root agent_span per execution (DESIGN §9: the run is an "orchestrator" agent_span); after a
+    // One root agent_span per execution (docs/design.md#events-spans-metrics-and-rewards: the run is an
+    // "orchestrator" agent_span); after a
     // crash the old one ends `interrupted` and the resumed execution gets its own. A fresh root run's
     // span starts at submission, so the input_validation check lies inside it.
     const submittedHere = wf.status === 'idle' && wf.parentWorkflowId === null;
@@ -245,7 +246,8 @@ export class Run implements RunView {
   }
 
   /**
-   * A critical workflow before its approval (DESIGN §8): it stays idle; its first execution says
+   * A critical workflow before its approval (docs/design.md#complexity-allocation-selection-and-review): it stays
+   * idle; its first execution says
    * why with a `checkpoint` event, later ones (after a restart) only leave it waiting.
    */
   private async awaitApproval(): Promise<void> {
@@ -269,7 +271,10 @@ export class Run implements RunView {
     }
   }
 
-  /** The attempt loop of one node (DESIGN §4, §5): run its handler, record the result, retry when told. */
+  /**
+   * The attempt loop of one node (docs/design.md#execution, docs/design.md#reflection-and-retries): run its handler,
+   * record the result, retry when told.
+   */
   private async runNode(node: WorkflowNode, signal: AbortSignal, parentSpan: string): Promise<unknown> {
     const record = this.byName.get(node.name);
     if (!record) throw new AppError('INTERNAL', `node "${node.name}" has no record`);
@@ -362,7 +367,10 @@ export class Run implements RunView {
     }
   }
 
-  /** The efficiency record and reward (DESIGN §9), computed from the whole history of the run. */
+  /**
+   * The efficiency record and reward (docs/design.md#events-spans-metrics-and-rewards), computed from the whole
+   * history of the run.
+   */
   private async recordMetrics(endedAt: number): Promise<void> {
     // A resumed run reads what earlier executions committed; a fresh one has it all in memory.
     const earlier = this.startSeq > 0 ? await this.services.store.events(this.workflow.id, 0, this.startSeq) : [];

@@ -1,11 +1,11 @@
 import { createFairQueue } from '../../domain/fair-queue.js';
 
 /**
- * Counting semaphore for the global model-call limit (CONCURRENCY, DESIGN §4). `acquire` resolves
+ * Counting semaphore for the global model-call limit (CONCURRENCY, docs/design.md#execution). `acquire` resolves
  * at once when a permit is free; otherwise the caller waits in its group's line (its tenant), FIFO
  * within each. A released permit goes to the waiting group that holds the fewest permits, groups
  * holding as few taking turns — so one tenant's hundred queued calls never make another tenant's
- * single call wait behind them (DESIGN §13), and a tenant whose calls are short keeps its share:
+ * single call wait behind them (docs/design.md#security), and a tenant whose calls are short keeps its share:
  * by plain turns, every permit it frees would go to the tenant of the long calls in its turn and
  * stay there for a long call. A waiter whose signal aborts leaves its line.
  */

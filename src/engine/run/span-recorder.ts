@@ -14,7 +14,8 @@ type Generation = SpanFieldsByType['generation_span'];
 type Counted = Pick<Generation, 'tokens_in' | 'tokens_out' | 'cost_usd'> & { simulated: boolean };
 
 /**
- * Builds a run's spans (DESIGN §9) and hands them to its next commit. A span that starts and ends
+ * Builds a run's spans (docs/design.md#events-spans-metrics-and-rewards) and hands them to its next commit. A span
+ * that starts and ends
  * before that commit is written once, already closed: a fast step costs one row per span, not an
  * insert plus an update.
  */

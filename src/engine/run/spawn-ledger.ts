@@ -1,5 +1,5 @@
 /**
- * What every run of one workflow tree shares about spawning (DESIGN §10), per process: the spawns
+ * What every run of one workflow tree shares about spawning (docs/design.md#agent-tools), per process: the spawns
  * of the last minute per root (at most `perMinute`), and a per-root queue, so that checking the
  * tree's counts and creating the child is one step even when parallel branches, or the tree's own
  * children, spawn at the same moment. Times come from the injected clock.

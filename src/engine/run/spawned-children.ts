@@ -5,7 +5,7 @@ import type { PlaceKeeper } from '../node-context.js';
 import { followedController } from './deadline.js';
 
 /**
- * The child workflows a run's agents spawned (`request_spawn_workflow`, DESIGN §10). They run
+ * The child workflows a run's agents spawned (`request_spawn_workflow`, docs/design.md#agent-tools). They run
  * concurrently with the rest of the run, under its signal, and the run does not end before them:
  * a parent never reports `completed` while work it started is still going, and cancelling,
  * timing out or shutting down the parent reaches every spawned child (and theirs).

@@ -19,7 +19,7 @@ export interface SpawnHost {
 }
 
 /**
- * The tools of one run (DESIGN §10): each call is a function_span, a toolInvocation event and a
+ * The tools of one run (docs/design.md#agent-tools): each call is a function_span, a toolInvocation event and a
  * tool_calls row; a tool outside the agent's list is refused back to the model as a tool-result
  * error, never run. The ToolContext it builds is the whole of what a tool may touch: this
  * workflow's records, this tenant's cache entries, spawning under the calling node, the prompt's
@@ -116,7 +116,7 @@ export class RunToolBox implements ToolBox {
 
   /**
    * A prompt step by the same agent, its user message the description (as data: no templates). The
-   * name and description are the model's words: redacted like a submitted definition (DESIGN §13),
+   * name and description are the model's words: redacted like a submitted definition (docs/design.md#security),
    * since they become the child's stored row and its prompt.
    */
   private async spawn(

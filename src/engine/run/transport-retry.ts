@@ -3,7 +3,7 @@ import type { Clock } from '../../domain/ports.js';
 import { deadlineOf } from './deadline.js';
 
 /**
- * The single transport-retry layer (DESIGN §5.1). Provider adapters never retry (SDKs run with
+ * The single transport-retry layer (docs/design.md#transport-retries). Provider adapters never retry (SDKs run with
  * maxRetries 0); this loop alone decides, from the error class the adapter assigned:
  * rate limits and overload honour the server's retry-after, timeouts, connection failures and
  * other 5xx back off exponentially with jitter, everything else fails at once. Retries never
@@ -27,7 +27,10 @@ export interface RetryNotice {
   error: ProviderError;
 }
 
-/** A transport retry is recorded as `rate_limit` or `timeout` (DESIGN §5.1), as ERROR_CODES says of its code. */
+/**
+ * A transport retry is recorded as `rate_limit` or `timeout` (docs/design.md#transport-retries), as ERROR_CODES says
+ * of its code.
+ */
 export function retryReason(error: ProviderError): RetryReason {
   return meaningOf(error.code).retryReason === 'rate_limit' ? 'rate_limit' : 'timeout';
 }

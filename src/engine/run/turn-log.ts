@@ -54,7 +54,7 @@ export class RunTurnLog implements TurnLog {
         conversation,
         turn: turn.turn,
         kind: turn.kind,
-        // Stored like every other model and tool text baton keeps (DESIGN §13).
+        // Stored like every other model and tool text baton keeps (docs/design.md#security).
         messages: redactValue(turn.messages) as LlmMessage[],
         ...(turn.reflectionId === undefined ? {} : { reflectionId: turn.reflectionId }),
         ...(turn.state === undefined ? {} : { state: turn.state }),

@@ -17,7 +17,8 @@ import { scoreCandidates } from '../../metrics/selection.js';
 import type { Issue } from './rules.js';
 
 /**
- * Registered agents and agent selection, settled at submission (DESIGN §3, §8) before the
+ * Registered agents and agent selection, settled at submission (docs/design.md#workflow-definitions,
+ * docs/design.md#complexity-allocation-selection-and-review) before the
  * definition rules run, so that the stored definition holds exactly what the run uses — resumes and
  * old runs keep it whatever the registry says later:
  * - a prompt whose `agent` is not an agent of its scope (the definition's `agents`, a child's merged

@@ -12,7 +12,7 @@ import type { Redactor } from '../node-context.js';
 import { handlerOf } from '../nodes/table.js';
 
 /**
- * baton never keeps a secret (DESIGN §13): a submitted definition's free text and data — `input`,
+ * baton never keeps a secret (docs/design.md#security): a submitted definition's free text and data — `input`,
  * prompt `user` and `data`, agent `system` and `simulate` scripts — go through the one redaction
  * function before the definition is stored or run, so a password pasted into a prompt or an API
  * token passed as input reaches neither the database nor the model. Schemas (`responseFormat`) are

@@ -17,7 +17,7 @@ import { checkSchemaBudget } from '../nodes/prompt/schema-budget.js';
 import { handlerOf } from '../nodes/table.js';
 
 /**
- * Cross-field rules a zod shape cannot express (DESIGN §3): unique node names, known agents,
+ * Cross-field rules a zod shape cannot express (docs/design.md#workflow-definitions): unique node names, known agents,
  * models and tools, compilable responseFormat schemas, template references to earlier steps,
  * and the size limits. Every violation is reported with the path of the offending field.
  */
@@ -96,7 +96,7 @@ function checkModel(spec: string, path: string, context: RuleContext, issues: Is
   }
 }
 
-/** `auto` picks a tier by role (DESIGN §8): the agent needs one. */
+/** `auto` picks a tier by role (docs/design.md#complexity-allocation-selection-and-review): the agent needs one. */
 function checkAuto(agent: AgentConfig | undefined, path: string, issues: Issue[]): boolean {
   if (!agent?.role)
     issues.push({ path, message: '"auto" needs the agent\'s role (planning, development, testing, review)' });
@@ -234,7 +234,10 @@ function checkScope(
     checkTemplates(node.data, `${nodePath}.data`, before, scope);
   }
 
-  /** DESIGN §8: the reviewers judge the output of a step that completes before the review. */
+  /**
+   * docs/design.md#complexity-allocation-selection-and-review: the reviewers judge the output of a step that completes
+   * before the review.
+   */
   function checkReview(node: ReviewNode, nodePath: string, before: ReadonlySet<string>) {
     const agent = agentNamed(scope.agents, node.agent);
     if (!agent) issues.push({ path: `${nodePath}.agent`, message: `unknown agent "${node.agent}"` });
@@ -251,7 +254,9 @@ function checkScope(
     checkTemplates(node.instructions, `${nodePath}.instructions`, before, scope);
   }
 
-  /** DESIGN §10: a retrieval loop answers within maxSteps turns (prose, or JSON under responseFormat). */
+  /**
+   * docs/design.md#agent-tools: a retrieval loop answers within maxSteps turns (prose, or JSON under responseFormat).
+   */
   function checkRetrieval(node: PromptNode, agent: AgentConfig | undefined, nodePath: string): void {
     const retrieval = node.retrieval;
     if (!retrieval) return;
@@ -283,7 +288,7 @@ function checkScope(
     }
   }
 
-  /** The budget first: only a schema within it is compiled (DESIGN §13). */
+  /** The budget first: only a schema within it is compiled (docs/design.md#security). */
   function checkResponseFormat(schema: Record<string, unknown>, path: string): void {
     const overBudget = checkSchemaBudget(schema, path);
     if (overBudget.length > 0) {

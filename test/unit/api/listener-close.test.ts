@@ -6,7 +6,7 @@ import type { Deps } from '../../../src/deps.js';
 import { send } from '../../helpers/http-client.js';
 
 /**
- * Closing the listener during a shutdown (DESIGN §4) must not reset a connection the kernel has
+ * Closing the listener during a shutdown (docs/design.md#execution) must not reset a connection the kernel has
  * already accepted for it: closing a listening socket resets every connection still in its
  * accept queue. The event loop of a busy server can be blocked for longer than the quiet period
  * the close waits for (here: on purpose, right after the clients connected), and a quiet period

@@ -10,7 +10,8 @@ import {
 import { OUTCOME_REASONS, RETRY_REASONS } from '../../../src/domain/metrics.js';
 
 /**
- * One table says what a code means (DESIGN §1): every code has a meaning that holds together, and
+ * One table says what a code means (docs/design.md#architecture-and-floors): every code has a meaning that holds
+ * together, and
  * every error takes its status and retry class from it, not from where it was thrown.
  */
 const CODES = Object.keys(ERROR_CODES) as ErrorCode[];

@@ -7,7 +7,8 @@ import { MANUAL_CLOCK_START } from '../../helpers/manual-clock.js';
 import { createGate, isReflectionRequest, rateLimited, type ScriptedCall } from '../../helpers/scripted-model.js';
 
 /**
- * The engine's timing on the manual clock (DESIGN §2, §4, §5): deadlines, the retry layer's waits,
+ * The engine's timing on the manual clock (docs/design.md#house-style, docs/design.md#execution,
+ * docs/design.md#reflection-and-retries): deadlines, the retry layer's waits,
  * reflection's pause, concurrency and cancellation, judged by clock time and event order. No test
  * here waits for real time: the clock moves only when the test advances it.
  */

@@ -4,7 +4,7 @@ import type { LlmRequest } from '../../../src/domain/llm.js';
 import { useEngineHarness } from '../../helpers/engine-harness.js';
 
 /**
- * DESIGN §10 acceptance: a scripted agent asks each introspection tool about its own position in a
+ * docs/design.md#agent-tools acceptance: a scripted agent asks each introspection tool about its own position in a
  * three-level tree (main → group → probe) and gets correct answers, field by field;
  * inspect_prior_outputs returns the real persisted output of an earlier step, and
  * inspect_cache_status finds the cache key that inspect_prior_outputs revealed.

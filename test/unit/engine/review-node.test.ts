@@ -4,7 +4,10 @@ import { COMPLEXITIES } from '../../../src/domain/task.js';
 import { COMPLEXITY_ALLOCATIONS, reviewPanel } from '../../../src/routing/allocation.js';
 import { useEngineHarness } from '../../helpers/engine-harness.js';
 
-/** The review node in process (DESIGN §8): panel sizes, modes, rounds, and what reviewers are told. */
+/**
+ * The review node in process (docs/design.md#complexity-allocation-selection-and-review): panel sizes, modes, rounds,
+ * and what reviewers are told.
+ */
 
 const h = useEngineHarness({
   env: { MODEL_TIERS: JSON.stringify({ haiku: 'script/haiku', sonnet: 'script/sonnet', opus: 'script/opus' }) },
@@ -57,7 +60,7 @@ describe('review node', () => {
     const calls = (panel.reviewers + (panel.devilsAdvocate ? 1 : 0)) * panel.rounds;
     h.model.enqueue({ text: 'done' }, ...Array.from({ length: calls }, () => approve));
     const id = await h.submit(flow({}, { task: { type: 'code_review', complexity } }));
-    // A critical task waits for a person first (DESIGN §8).
+    // A critical task waits for a person first (docs/design.md#complexity-allocation-selection-and-review).
     if (complexity === 'critical') await h.approve(id);
     const { workflow } = await h.untilEnd(id);
     expect(workflow.status).toBe('completed');

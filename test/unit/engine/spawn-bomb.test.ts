@@ -7,7 +7,7 @@ import { createEngineHarness, type EngineHarness } from '../../helpers/engine-ha
 import { advanceUntil } from '../../helpers/manual-clock.js';
 
 /**
- * DESIGN §10 acceptance, the spawn bomb: an agent that calls request_spawn_workflow on every turn,
+ * docs/design.md#agent-tools acceptance, the spawn bomb: an agent that calls request_spawn_workflow on every turn,
  * in every child it spawns. The tree's limits (maxDepth 3, maxChildren 10, maxDescendants 50) and
  * the rate (10 spawns a minute per tree) hold, counted from the store and the events; every
  * refusal reaches the model as a tool error; nothing fails inside baton; cancelling the root

@@ -28,7 +28,7 @@ const quickStart = {
 };
 
 const schemas: Array<[string, JsonSchema]> = [
-  ['DESIGN §3 quick start', quickStart],
+  ['docs/design.md#workflow-definitions quick start', quickStart],
   ['empty schema', {}],
   ['string', { type: 'string' }],
   ['number', { type: 'number' }],
@@ -110,7 +110,7 @@ const schemas: Array<[string, JsonSchema]> = [
     },
   ],
   [
-    'review verdict (DESIGN §8)',
+    'review verdict (docs/design.md#complexity-allocation-selection-and-review)',
     {
       type: 'object',
       required: ['approved', 'concerns', 'severity'],

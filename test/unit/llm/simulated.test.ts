@@ -67,7 +67,7 @@ describe('sim provider: unscripted answers', () => {
     expect(responseText(toolTurn)).toBe('[simulated sonnet] found it');
   });
 
-  it('answers a valid instance of responseFormat (DESIGN §3 quick start)', async () => {
+  it('answers a valid instance of responseFormat (docs/design.md#workflow-definitions quick start)', async () => {
     const schema = {
       type: 'object',
       required: ['bugs', 'severity'],

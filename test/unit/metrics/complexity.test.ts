@@ -10,7 +10,7 @@ import {
 
 const task = (signals: TaskSignal[]) => ({ type: 'code', signals });
 
-describe('complexity (DESIGN §8)', () => {
+describe('complexity (docs/design.md#complexity-allocation-selection-and-review)', () => {
   it('maps scores at each boundary: ≤−2 trivial, ≤0 simple, ≤2 moderate, ≤4 complex, else critical', () => {
     expect([-5, -2, -1, 0, 1, 2, 3, 4, 5, 9].map(complexityFromScore)).toEqual([
       'trivial',

@@ -3,7 +3,7 @@ import { COMPLEXITIES, type Complexity } from '../../../src/domain/task.js';
 import { EFFICIENCY_BASELINES, efficiencyScore } from '../../../src/metrics/efficiency.js';
 
 /** 0.5·min(1, T/max(t,1)) + 0.3·min(1, A/max(a,1)) + 0.2·clamp01(1 − r/(R+3)) */
-describe('efficiencyScore (DESIGN §9)', () => {
+describe('efficiencyScore (docs/design.md#events-spans-metrics-and-rewards)', () => {
   it('uses the seed baselines', () => {
     expect(EFFICIENCY_BASELINES).toEqual({
       trivial: { timeSeconds: 60, agents: 1, retries: 0 },

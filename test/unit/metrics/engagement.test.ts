@@ -23,7 +23,7 @@ const sums = (
   ...extra,
 });
 
-describe('engagement report (DESIGN §10)', () => {
+describe('engagement report (docs/design.md#agent-tools)', () => {
   it('reports the seed pilot: 1.33 against 2.33 retrievals per task is −43%', () => {
     const report = engagementReport([sums('sim/opus', 3, 7), sums('sim/qwen', 3, 4)], 'sim/opus');
     expect(report.reference).toBe('sim/opus');

@@ -9,7 +9,7 @@ function outcomeOf(b: RunBuilder, reviews?: Array<'approved' | 'concerns_minor' 
   return [r.outcome, r.outcome_reason];
 }
 
-describe('outcome and outcome_reason (DESIGN §9 rules)', () => {
+describe('outcome and outcome_reason (docs/design.md#events-spans-metrics-and-rewards rules)', () => {
   it('success / spec_validated: completed, nothing checked', () => {
     expect(outcomeOf(new RunBuilder(seq('main', p('a'), p('b'))))).toEqual(['success', 'spec_validated']);
   });

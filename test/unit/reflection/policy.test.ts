@@ -42,7 +42,7 @@ describe('isReflectable', () => {
   });
 
   // Fail-fast classes can never be fixed by the model; transport classes reach a node only after the
-  // transport retries gave up, and must never consume reflection attempts (DESIGN §5.1).
+  // transport retries gave up, and must never consume reflection attempts (docs/design.md#transport-retries).
   it.each<ProviderErrorKind>([
     'authentication',
     'permission',

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { ReviewerVerdict, ReviewSeverity } from '../../../src/domain/review.js';
 import { decideReview } from '../../../src/routing/review.js';
 
-/** The review decision rule (DESIGN §8; written down in src/routing/review.ts). */
+/**
+ * The review decision rule (docs/design.md#complexity-allocation-selection-and-review; written down in
+ * src/routing/review.ts).
+ */
 
 let seat = 0;
 function v(

@@ -8,7 +8,7 @@ import {
   scanAction,
 } from '../../../src/tools/action-contract.js';
 
-describe('the json-actions contract (DESIGN §10)', () => {
+describe('the json-actions contract (docs/design.md#agent-tools)', () => {
   it('is the waggle-os text exactly, with the budget lines', () => {
     expect(MULTI_STEP_ACTION_CONTRACT).toBe(
       'Output exactly ONE JSON object on its own line, no prose, no code fences:\n' +
@@ -23,7 +23,7 @@ describe('the json-actions contract (DESIGN §10)', () => {
     expect(retrievalInstructions('json-actions', 3, 4)).toBe(`${MULTI_STEP_ACTION_CONTRACT}\n\n${budgetLines(3, 4)}`);
   });
 
-  it('says the guard refusal in the words DESIGN gives', () => {
+  it('says the guard refusal in the words docs/design.md gives', () => {
     expect(guardTurn(1, 2, 3)).toBe(
       'You finalized after 1 retrievals; at least 2 are expected. You have 3 turns left.',
     );

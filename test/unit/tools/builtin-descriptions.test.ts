@@ -3,7 +3,7 @@ import { auditTools } from '../../../src/tools/description-audit.js';
 import { createToolRegistry } from '../../../src/tools/registry.js';
 
 /**
- * DESIGN §10: baton's own tool descriptions audit as Tier 0. The registry's own list is audited,
+ * docs/design.md#agent-tools: baton's own tool descriptions audit as Tier 0. The registry's own list is audited,
  * so a tool added to it later is covered without touching this test.
  */
 describe("baton's built-in tools", () => {

@@ -11,7 +11,7 @@ const tool = (name: string, description: string, input_schema: Record<string, un
 const patterns = (text: string) => detectBias(text).map((f) => f.pattern);
 const matches = (text: string) => detectBias(text).map((f) => f.match);
 
-describe('the four detectors (DESIGN §10, the waggle-os tools audit)', () => {
+describe('the four detectors (docs/design.md#agent-tools, the waggle-os tools audit)', () => {
   it('flags the seed’s own biased descriptions', () => {
     expect(patterns('Step-by-step workflow instructions...')).toEqual(['cot-imperative']);
     expect(

@@ -2,7 +2,7 @@ import { AppError } from '../../../domain/errors.js';
 import type { LlmMessage, LlmRequest } from '../../../domain/llm.js';
 
 /**
- * The bytes of one node's conversation (MAX_CONVERSATION_BYTES, DESIGN §13): every follow-up request
+ * The bytes of one node's conversation (MAX_CONVERSATION_BYTES, docs/design.md#security): every follow-up request
  * of a tool or retrieval loop resends all of it, so its size is a cost paid on every turn, and a
  * loop that keeps reading large results must end. Past the limit the node fails with
  * CONVERSATION_TOO_LARGE before the request is sent (no forced final answer: that would be one more

@@ -17,7 +17,8 @@ import { validateAnswer } from './response-format.js';
 
 /**
  * A prompt's conversation with its agent: one call, or a multi-turn tool loop (`maxTurns` counts tool
- * turns), under the node's deadline (DESIGN §3, §10). With prompt-level reflection on, an answer that
+ * turns), under the node's deadline (docs/design.md#workflow-definitions, docs/design.md#agent-tools). With
+ * prompt-level reflection on, an answer that
  * is not valid JSON or breaks responseFormat is re-asked in the same conversation: the bad assistant
  * turn, then a user turn carrying the error and the attempt — `maxAttempts` answers at most (§5).
  * Each completed turn (tool results, a re-ask) is committed before the next call; a node re-run
@@ -116,13 +117,13 @@ export async function converse(
       checkOutputSize(ctx, node, text);
       if (!node.responseFormat) {
         ctx.models.remember(model, answer);
-        // What a node keeps is redacted like everything else baton stores (DESIGN §13).
+        // What a node keeps is redacted like everything else baton stores (docs/design.md#security).
         return redactSecrets(text);
       }
       answers++;
       try {
         const value = checkResponseFormat(ctx, record, text, node.responseFormat, agentSpan);
-        // Only an answer that passed validation is worth serving again (DESIGN §6).
+        // Only an answer that passed validation is worth serving again (docs/design.md#caching).
         ctx.models.remember(model, answer);
         if (reflection) ctx.reflections.settle(reflection, true);
         return redactValue(value);
@@ -182,7 +183,7 @@ export function reAsk(
   });
 }
 
-/** A node's stored output is bounded (DESIGN §13): a bigger answer fails the node with a clear code. */
+/** A node's stored output is bounded (docs/design.md#security): a bigger answer fails the node with a clear code. */
 export function checkOutputSize(ctx: NodeContext, node: PromptNode, text: string): void {
   const limit = ctx.view.limits.maxNodeOutputBytes;
   // Three bytes per UTF-16 unit at most: a short text is under the limit without counting.
@@ -195,7 +196,10 @@ export function checkOutputSize(ctx: NodeContext, node: PromptNode, text: string
   );
 }
 
-/** The `response_format` guardrail (DESIGN §9): a span per check, triggered when the answer fails it. */
+/**
+ * The `response_format` guardrail (docs/design.md#events-spans-metrics-and-rewards): a span per check, triggered when
+ * the answer fails it.
+ */
 export function checkResponseFormat(
   ctx: NodeContext,
   record: NodeRecord,

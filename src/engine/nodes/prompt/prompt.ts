@@ -16,7 +16,8 @@ export const promptHandler: NodeHandler<PromptNode> = {
   durable: true,
 
   run(ctx, node, at) {
-    // A routed workflow's agents work `max_agents` at a time (DESIGN §8).
+    // A routed workflow's agents work `max_agents` at a time
+    // (docs/design.md#complexity-allocation-selection-and-review).
     return ctx.agents.run(at.signal, () => runPrompt(ctx, node, at));
   },
 
@@ -36,7 +37,8 @@ export const promptHandler: NodeHandler<PromptNode> = {
 async function runPrompt(ctx: NodeContext, node: PromptNode, at: NodeAttempt): Promise<unknown> {
   const prepared = preparePrompt(ctx.view, ctx, node, ctx.reflections.revisedInputs(node, at.record));
   const { model, request } = prepared;
-  // DESIGN §9: each prompt node is a handoff from the orchestrator, then the agent's own span.
+  // docs/design.md#events-spans-metrics-and-rewards: each prompt node is a handoff from the orchestrator, then the
+  // agent's own span.
   ctx.journal.recordSpan({
     type: 'handoff_span',
     parentId: at.parentSpan,

@@ -17,7 +17,8 @@ import type { NodeAttempt, NodeContext } from '../../node-context.js';
 import { nodeDeadlineError, preparePrompt } from './request.js';
 
 /**
- * Workflow-level reflection (DESIGN §5): a prompt node failed with a reflectable error, so its own
+ * Workflow-level reflection (docs/design.md#reflection-and-retries): a prompt node failed with a reflectable error,
+ * so its own
  * agent is asked whether and how to retry. The answer's revisions are applied to the next attempt;
  * when the reflection call itself fails, the fallback retries while attempts remain. Returns whether
  * the node runs again.

@@ -34,7 +34,7 @@ export function renderPromptInputs(view: RunView, node: PromptNode): PromptInput
 }
 
 /**
- * The effective provider request of a prompt's first turn. Precedence (DESIGN §3): call-time
+ * The effective provider request of a prompt's first turn. Precedence (docs/design.md#workflow-definitions): call-time
  * overrides > agent config > defaults. `revised` replaces the rendered inputs after a reflection.
  */
 export function preparePrompt(
@@ -75,7 +75,10 @@ export function preparePrompt(
   return { agent, model, inputs, user, request };
 }
 
-/** The prompt's model spec; `auto` is the tier the allocation gives the agent's role (DESIGN §8). */
+/**
+ * The prompt's model spec; `auto` is the tier the allocation gives the agent's role
+ * (docs/design.md#complexity-allocation-selection-and-review).
+ */
 function modelSpecOf(view: RunView, node: PromptNode, agent: AgentConfig): string | undefined {
   const spec = node.overrides?.model ?? agent.model;
   return spec === 'auto' ? tierFor(agent.role ?? 'development', view.complexity) : spec;

@@ -10,7 +10,8 @@ import { SCHEMA_BUDGET } from './schema-budget.js';
 import { linearRegExp } from './user-pattern.js';
 
 /**
- * responseFormat handling (DESIGN §3): compile once per schema, parse the model's answer as JSON
+ * responseFormat handling (docs/design.md#workflow-definitions): compile once per schema, parse the model's answer as
+ * JSON
  * (tolerating a fenced block), validate. Failures carry the codes reflection keys on (§5). Every
  * `pattern` runs on the linear-time engine (user-pattern.ts); schemas reach this file only after
  * their budget was checked (schema-budget.ts), so compiling one costs milliseconds.

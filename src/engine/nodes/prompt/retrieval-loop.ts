@@ -36,7 +36,7 @@ import { ConversationSize } from './conversation-size.js';
 import { nodeDeadlineError, type PreparedPrompt } from './request.js';
 
 /**
- * A prompt with `retrieval` (DESIGN §10): retrieve-then-finalize over one of the tenant's corpora,
+ * A prompt with `retrieval` (docs/design.md#agent-tools): retrieve-then-finalize over one of the tenant's corpora,
  * in `tools` mode (the `retrieve` tool, native tool calling; a plain-text answer finalizes) or
  * `json-actions` mode (the waggle-os contract for models without tools). At most `maxSteps` model
  * turns, then one forced plain-prose answer; one corrective turn for a malformed action; the
@@ -376,7 +376,7 @@ async function retrievalLoop(
       return value;
     }
     checkOutputSize(ctx, node, final);
-    // What a node keeps is redacted like everything else baton stores (DESIGN §13).
+    // What a node keeps is redacted like everything else baton stores (docs/design.md#security).
     const output = redactSecrets(final);
     recordEngagement(halt, output);
     return output;

@@ -3,7 +3,8 @@ import type { JsonSchema } from '../../../domain/llm.js';
 import { compileUserPattern, patternError } from './user-pattern.js';
 
 /**
- * The budget of a user-supplied JSON Schema (`responseFormat`, DESIGN §7 and §13), checked at
+ * The budget of a user-supplied JSON Schema (`responseFormat`, docs/design.md#providers-and-models,
+ * docs/design.md#security), checked at
  * submission before anything compiles or generates from it:
  * - size and shape: bytes of its JSON, subschemas, nesting — so compiling any accepted schema
  *   costs milliseconds (ajv's compile time grows with the subschemas, ~0.2 ms each here);

@@ -4,7 +4,7 @@ import { toRe2Syntax } from '../../../domain/regex-syntax.js';
 
 /**
  * Every regex a user supplies runs here, on RE2JS: matching is linear in the input, so a pattern
- * like `^(a+)+$` costs microseconds instead of freezing the event loop (DESIGN §13). Compiling
+ * like `^(a+)+$` costs microseconds instead of freezing the event loop (docs/design.md#security). Compiling
  * throws for what RE2 refuses (lookarounds, backreferences, repetition counts above 1000); the
  * submission check reports that as a 400 naming the keyword.
  */
