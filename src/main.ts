@@ -1,4 +1,4 @@
-import { closeListener, LISTENER_CLOSE_MS } from './api/listener-close.js';
+import { closeListener, LISTENER_CLOSE_MS } from './api/http/listener-close.js';
 import { buildApp } from './app.js';
 import { isDevMode, listenHost, loadConfig } from './config.js';
 import { createDeps } from './deps.js';

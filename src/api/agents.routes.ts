@@ -15,8 +15,8 @@ import {
   NewAgentSchema,
   toAgentView,
 } from './agent-view.js';
-import { asQueryError } from './error-handler.js';
-import { errorResponses } from './schemas.js';
+import { asQueryError } from './http/error-handler.js';
+import { errorResponses } from './http/schemas.js';
 
 /**
  * The agent registry of the caller's tenant (docs/design.md#workflow-definitions,

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { CachedResponseSchema, type CacheEntryInfo, type ResponseCache } from '../domain/cache.js';
 import { NotFoundError } from '../domain/errors.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses } from './http/schemas.js';
 
 /**
  * The response cache of the caller's tenant (docs/design.md#caching, docs/design.md#http-api-conventions): stats,

@@ -17,8 +17,8 @@ import {
   SearchResultSchema,
   toCorpusView,
 } from './corpus-view.js';
-import { asQueryError } from './error-handler.js';
-import { errorResponses } from './schemas.js';
+import { asQueryError } from './http/error-handler.js';
+import { errorResponses } from './http/schemas.js';
 
 /**
  * Retrieval corpora of the caller's tenant (docs/design.md#agent-tools, docs/design.md#http-api-conventions): create,

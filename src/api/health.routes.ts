@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
-import { errorBody } from './error-handler.js';
-import { ErrorBodySchema } from './schemas.js';
+import { errorBody } from './http/error-handler.js';
+import { ErrorBodySchema } from './http/schemas.js';
 
 /** Liveness and readiness probes: outside /v1, unauthenticated (docs/design.md#http-api-conventions). */
 export async function healthRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {

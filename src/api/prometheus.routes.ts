@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PrometheusMetrics } from '../telemetry/prometheus.js';
-import { bearerToken, matchesSecret, secretHash } from './auth.js';
-import { errorBody } from './error-handler.js';
+import { bearerToken, matchesSecret, secretHash } from './http/auth.js';
+import { errorBody } from './http/error-handler.js';
 
 /**
  * Records every answered request in the Prometheus metrics. Registered on the root instance (like

@@ -8,7 +8,7 @@ import { COMPLEXITIES, TASK_SIGNALS, TaskSchema } from '../domain/task.js';
 import { explainComplexity } from '../metrics/complexity.js';
 import { COMPLEXITY_ALLOCATIONS, tierFor } from '../routing/allocation.js';
 import { definitionRolesOf, identifyRequiredAgents } from '../routing/required-agents.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses } from './http/schemas.js';
 
 /**
  * Complexity routing (docs/design.md#complexity-allocation-selection-and-review): the classifier's dry run and the

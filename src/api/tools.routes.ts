@@ -4,7 +4,7 @@ import type { EngagementStore } from '../domain/ports.js';
 import { underEngagedTools } from '../metrics/engagement.js';
 import { auditTools, type ToolAudit } from '../tools/description-audit.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { errorResponses } from './schemas.js';
+import { errorResponses } from './http/schemas.js';
 import { BuiltInToolListSchema, ToolAuditReportSchema, ToolAuditRequestSchema } from './tool-audit-view.js';
 
 /**

@@ -13,8 +13,8 @@ import {
   type TraceSummary,
 } from '../domain/spans.js';
 import { COMPLEXITIES } from '../domain/task.js';
-import type { Totals, UsageFigures } from './usage-totals.js';
-import { iso } from './workflow-view.js';
+import type { Totals, UsageFigures } from './http/usage-totals.js';
+import { iso } from './workflows/workflow-view.js';
 
 /**
  * Pure presentation of traces in the loki-mode seed's shape (docs/design.md#events-spans-metrics-and-rewards):

@@ -4,10 +4,10 @@ import { z } from 'zod';
 import { NotFoundError } from '../domain/errors.js';
 import type { Clock, TraceStore } from '../domain/ports.js';
 import { TRACE_STATUSES, type TraceFilter } from '../domain/spans.js';
-import { asQueryError } from './error-handler.js';
-import { errorResponses } from './schemas.js';
+import { asQueryError } from './http/error-handler.js';
+import { errorResponses } from './http/schemas.js';
+import { liveDuration, toTotals, usageTotals } from './http/usage-totals.js';
 import { TracePageSchema, TraceViewSchema, toTraceSummaryView, toTraceView } from './trace-view.js';
-import { liveDuration, toTotals, usageTotals } from './usage-totals.js';
 
 /**
  * Traces (docs/design.md#events-spans-metrics-and-rewards, docs/design.md#http-api-conventions): the spans of a root

@@ -270,7 +270,7 @@ export function agentNamed(
 /**
  * Container nodes nest nodes, so their schemas are recursive. zod 4 reads a getter in an object
  * shape on first use (and then keeps it), so a shape may name NodeSchema before it is defined and
- * the types are still inferred. Nesting depth is bounded before zod runs (api/body-guard.ts).
+ * the types are still inferred. Nesting depth is bounded before zod runs (api/http/body-guard.ts).
  */
 const steps = () => z.array(NodeSchema).min(1).max(200);
 

@@ -1,6 +1,6 @@
 import fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { registerErrorHandling } from '../../src/api/error-handler.js';
+import { registerErrorHandling } from '../../src/api/http/error-handler.js';
 import { AppError, ERROR_CODES, type ErrorCode } from '../../src/domain/errors.js';
 
 /** The one HTTP mapping answers every code with the table's status and the code itself. */

@@ -1,9 +1,9 @@
 import fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { registerAuth } from '../../src/api/auth.js';
-import { registerErrorHandling } from '../../src/api/error-handler.js';
-import { metricsRoutes } from '../../src/api/metrics.routes.js';
+import { metricsRoutes } from '../../src/api/analytics/metrics.routes.js';
+import { registerAuth } from '../../src/api/http/auth.js';
+import { registerErrorHandling } from '../../src/api/http/error-handler.js';
 import { loadConfig } from '../../src/config.js';
 import type { RewardRecord } from '../../src/domain/metrics.js';
 import type { Status } from '../../src/domain/status.js';

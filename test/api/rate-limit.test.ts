@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../../src/api/rate-limit.js';
+import { createRateLimiter } from '../../src/api/http/rate-limit.js';
 import { buildTestApp, type TestApp } from '../helpers/build-app.js';
 
 const KEY_A = 'key-of-tenant-a-0123456789';

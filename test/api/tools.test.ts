@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toolAuditExample } from '../../src/api/examples.js';
+import { toolAuditExample } from '../../src/api/http/examples.js';
 import { AUDIT_LIMITS } from '../../src/tools/description-audit.js';
 import { buildTestApp, type TestApp } from '../helpers/build-app.js';
 

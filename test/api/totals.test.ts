@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Totals } from '../../src/api/usage-totals.js';
+import type { Totals } from '../../src/api/http/usage-totals.js';
 import { definition, prompt, submit, waitForEvent } from '../helpers/api-fixtures.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { NodeView } from '../../src/api/schemas.js';
-import { renderTreeText } from '../../src/api/workflow-view.js';
+import type { NodeView } from '../../src/api/http/schemas.js';
+import { renderTreeText } from '../../src/api/workflows/workflow-view.js';
 import { BIDI, HOSTILE_NAME, ZERO_WIDTH } from '../helpers/hostile-text.js';
 
 /**

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { quickStartExample } from '../../src/api/examples.js';
-import type { Totals } from '../../src/api/usage-totals.js';
-import { buildNodeTree, NO_CHILD_TREES, renderTreeText, toWorkflowView } from '../../src/api/workflow-view.js';
+import { quickStartExample } from '../../src/api/http/examples.js';
+import type { Totals } from '../../src/api/http/usage-totals.js';
+import {
+  buildNodeTree,
+  NO_CHILD_TREES,
+  renderTreeText,
+  toWorkflowView,
+} from '../../src/api/workflows/workflow-view.js';
 import type { NodeRecord, WorkflowRecord } from '../../src/domain/records.js';
 
 const T0 = Date.UTC(2025, 0, 2, 3, 4, 5);

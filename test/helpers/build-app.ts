@@ -7,7 +7,7 @@ import type { Status } from '../../src/domain/status.js';
 import { type FakeServer, type ReplySource, startFakeAnthropic } from './fake-anthropic.js';
 import { startFakeOpenAi } from './fake-openai.js';
 
-export { quickStartExample } from '../../src/api/examples.js';
+export { quickStartExample } from '../../src/api/http/examples.js';
 
 export interface TestApp {
   app: FastifyInstance;

@@ -1,5 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { ErrorBodySchema } from '../../src/api/schemas.js';
+import { ErrorBodySchema } from '../../src/api/http/schemas.js';
 import { ERROR_CODES, type ErrorCode } from '../../src/domain/errors.js';
 import type { FuzzRequest } from './fuzz-requests.js';
 

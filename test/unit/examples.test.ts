@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { quickStartExample, toolAuditExample } from '../../src/api/examples.js';
+import { quickStartExample, toolAuditExample } from '../../src/api/http/examples.js';
 import { ToolAuditRequestSchema } from '../../src/api/tool-audit-view.js';
 import { WorkflowDefinitionSchema } from '../../src/domain/definition.js';
 

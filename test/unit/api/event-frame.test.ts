@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toEventFrame, toEventView } from '../../../src/api/workflow-view.js';
+import { toEventFrame, toEventView } from '../../../src/api/workflows/workflow-view.js';
 import type { WorkflowEvent } from '../../../src/domain/events.js';
 
 const base = { workflowId: 'wf_1', tenantId: 't', at: Date.UTC(2026, 0, 2, 3, 4, 5, 6) };

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { closeListener } from '../../../src/api/listener-close.js';
+import { closeListener } from '../../../src/api/http/listener-close.js';
 import type { Deps } from '../../../src/deps.js';
 import { send } from '../../helpers/http-client.js';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { DEFAULTS } from '../domain/definition.js';
-import { ValidationError } from '../domain/errors.js';
-import { formatPath, tooDeepPath } from '../domain/json-depth.js';
+import { DEFAULTS } from '../../domain/definition.js';
+import { ValidationError } from '../../domain/errors.js';
+import { formatPath, tooDeepPath } from '../../domain/json-depth.js';
 
 /**
  * Refuses JSON bodies nested deeper than DEFAULTS.maxJsonDepth before anything recursive reads them

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ValidationError } from '../domain/errors.js';
+import { ValidationError } from '../../domain/errors.js';
 import { allowedKeysAt, closestKey } from './unknown-fields.js';
 
 /**

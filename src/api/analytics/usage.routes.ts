@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { UsageAnalyticsStore } from '../domain/ports.js';
-import type { UsageWindow } from '../domain/usage-analytics.js';
+import type { UsageAnalyticsStore } from '../../domain/ports.js';
+import type { UsageWindow } from '../../domain/usage-analytics.js';
 import {
   AGENT_DROP,
   LOW_RESULT_QUALITY,
@@ -12,8 +12,8 @@ import {
   modelReport,
   SLOW_TOOL_MS,
   toolReport,
-} from '../metrics/tool-insights.js';
-import { errorResponses } from './schemas.js';
+} from '../../metrics/tool-insights.js';
+import { errorResponses } from '../http/schemas.js';
 
 /**
  * Tool analytics and model analytics (docs/design.md#events-spans-metrics-and-rewards,

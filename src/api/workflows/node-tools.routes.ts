@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Deps } from '../deps.js';
-import { errorResponses, IdParamsSchema } from './schemas.js';
+import type { Deps } from '../../deps.js';
+import { errorResponses, IdParamsSchema } from '../http/schemas.js';
 
 const NodeToolParamsSchema = IdParamsSchema.extend({
   nodeId: z

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ModelSpecSchema } from '../domain/names.js';
-import type { EngagementStore } from '../domain/ports.js';
-import { engagementReport } from '../metrics/engagement.js';
-import { errorResponses } from './schemas.js';
+import { ModelSpecSchema } from '../../domain/names.js';
+import type { EngagementStore } from '../../domain/ports.js';
+import { engagementReport } from '../../metrics/engagement.js';
+import { errorResponses } from '../http/schemas.js';
 
 /** Retrieval engagement per model (docs/design.md#agent-tools): how models use the tools they are given. */
 

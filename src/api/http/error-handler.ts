@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, type ErrorDetail, ValidationError } from '../domain/errors.js';
+import { AppError, type ErrorDetail, ValidationError } from '../../domain/errors.js';
 import type { InvalidJsonError } from './json-body.js';
 import type { ErrorBody } from './schemas.js';
 import { allowedKeysAt, closestKey } from './unknown-fields.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type Config, isDevMode } from '../config.js';
+import { type Config, isDevMode } from '../../config.js';
 import { errorBody } from './error-handler.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Clock, UsageAnalyticsStore } from '../domain/ports.js';
+import type { Clock, UsageAnalyticsStore } from '../../domain/ports.js';
 import {
   MAX_PATTERNS,
   MIN_PATTERN_TASKS,
@@ -9,8 +9,8 @@ import {
   TOP_EFFICIENCY,
   TOP_SUCCESS_RATE,
   topPerformingPatterns,
-} from '../metrics/patterns.js';
-import { errorResponses } from './schemas.js';
+} from '../../metrics/patterns.js';
+import { errorResponses } from '../http/schemas.js';
 
 /**
  * GET /v1/analytics/patterns (README "Successful patterns"): the dashboard's top performing

@@ -1,17 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AppError, NotFoundError } from '../domain/errors.js';
-import { EfficiencyRecordSchema, type Feedback, FeedbackSchema, RewardRecordSchema } from '../domain/metrics.js';
-import type { Clock, MetricsStore, WorkflowStore } from '../domain/ports.js';
-import type { WorkflowRecord } from '../domain/records.js';
-import { redactSecrets } from '../domain/redact.js';
-import { isTerminal } from '../domain/status.js';
-import { COMPLEXITIES } from '../domain/task.js';
-import { efficiencyAggregate, rewardAverages } from '../metrics/aggregate.js';
-import { withFeedback } from '../metrics/rewards.js';
-import { asQueryError } from './error-handler.js';
-import { errorResponses, IdParamsSchema } from './schemas.js';
+import { AppError, NotFoundError } from '../../domain/errors.js';
+import { EfficiencyRecordSchema, type Feedback, FeedbackSchema, RewardRecordSchema } from '../../domain/metrics.js';
+import type { Clock, MetricsStore, WorkflowStore } from '../../domain/ports.js';
+import type { WorkflowRecord } from '../../domain/records.js';
+import { redactSecrets } from '../../domain/redact.js';
+import { isTerminal } from '../../domain/status.js';
+import { COMPLEXITIES } from '../../domain/task.js';
+import { efficiencyAggregate, rewardAverages } from '../../metrics/aggregate.js';
+import { withFeedback } from '../../metrics/rewards.js';
+import { asQueryError } from '../http/error-handler.js';
+import { errorResponses, IdParamsSchema } from '../http/schemas.js';
 
 /**
  * Efficiency records, rewards and feedback (docs/design.md#events-spans-metrics-and-rewards,

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
-import type { Deps } from '../deps.js';
+import type { Deps } from '../../deps.js';
 
 /** Requests are held until no connection has arrived for QUIET_MS (at most MAX_HOLD_MS) before
  * the listener closes; open connections may then make their last request for LINGER_MS. */

@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Deps } from '../deps.js';
-import { canonicalJson } from '../domain/canonical-json.js';
-import { WorkflowDefinitionSchema } from '../domain/definition.js';
-import { AppError, NotFoundError } from '../domain/errors.js';
-import type { WorkflowStore } from '../domain/ports.js';
-import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
-import { isTerminal } from '../domain/status.js';
-import { asQueryError } from './error-handler.js';
+import type { Deps } from '../../deps.js';
+import { canonicalJson } from '../../domain/canonical-json.js';
+import { WorkflowDefinitionSchema } from '../../domain/definition.js';
+import { AppError, NotFoundError } from '../../domain/errors.js';
+import type { WorkflowStore } from '../../domain/ports.js';
+import type { NodeRecord, WorkflowRecord } from '../../domain/records.js';
+import { isTerminal } from '../../domain/status.js';
+import { asQueryError } from '../http/error-handler.js';
 import {
   errorResponses,
   IdParamsSchema,
@@ -20,8 +20,8 @@ import {
   SubmitResponseSchema,
   WorkflowPageSchema,
   WorkflowViewSchema,
-} from './schemas.js';
-import { liveDuration, toTotals, usageTotals } from './usage-totals.js';
+} from '../http/schemas.js';
+import { liveDuration, toTotals, usageTotals } from '../http/usage-totals.js';
 import {
   buildNodeTree,
   type ChildTrees,

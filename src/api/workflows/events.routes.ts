@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Deps } from '../deps.js';
-import { AppError, NotFoundError, ValidationError } from '../domain/errors.js';
-import type { WorkflowEvent } from '../domain/events.js';
-import { isTerminal } from '../domain/status.js';
-import { EventPageSchema, EventsQuerySchema, errorResponses, IdParamsSchema } from './schemas.js';
+import type { Deps } from '../../deps.js';
+import { AppError, NotFoundError, ValidationError } from '../../domain/errors.js';
+import type { WorkflowEvent } from '../../domain/events.js';
+import { isTerminal } from '../../domain/status.js';
+import { EventPageSchema, EventsQuerySchema, errorResponses, IdParamsSchema } from '../http/schemas.js';
 import { toEventFrame, toEventView } from './workflow-view.js';
 
 const BACKLOG_PAGE = 1000;

@@ -1,17 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Deps } from '../deps.js';
-import { agentNamed, promptNodesOf } from '../domain/definition.js';
-import { NotFoundError } from '../domain/errors.js';
+import type { Deps } from '../../deps.js';
+import { agentNamed, promptNodesOf } from '../../domain/definition.js';
+import { NotFoundError } from '../../domain/errors.js';
 import {
   agentLevelOf,
   promptLevelOf,
   reflectionBudgetOf,
   type SettingSource,
   workflowLevelOf,
-} from '../reflection/settings.js';
-import { errorResponses, IdParamsSchema } from './schemas.js';
+} from '../../reflection/settings.js';
+import { errorResponses, IdParamsSchema } from '../http/schemas.js';
 
 /**
  * groundswell's reflection controls (README "Reflection"): whether each level is on for a workflow,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { GenerationUsage } from '../domain/spans.js';
+import type { GenerationUsage } from '../../domain/spans.js';
 
 /**
  * The totals a person looks for first (how long, how many calls, how many tokens, what it cost),

@@ -1,13 +1,11 @@
 import type { FastifyDynamicSwaggerOptions, SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { NodeSchema, WorkflowDefinitionSchema } from '../domain/definition.js';
-import { EfficiencyRecordSchema, RewardRecordSchema } from '../domain/metrics.js';
-import { auditTools } from '../tools/description-audit.js';
-import { AgentViewSchema, NewAgentSchema } from './agent-view.js';
-import { ChunkHitSchema, CorpusViewSchema, NewCorpusSchema, NewDocumentsSchema } from './corpus-view.js';
-import { agentExample, corpusExample, documentsExample, quickStartExample, toolAuditExample } from './examples.js';
-import { ErrorBodySchema, NodeViewSchema, WorkflowSummarySchema, WorkflowViewSchema } from './schemas.js';
+import { NodeSchema, WorkflowDefinitionSchema } from '../../domain/definition.js';
+import { EfficiencyRecordSchema, RewardRecordSchema } from '../../domain/metrics.js';
+import { auditTools } from '../../tools/description-audit.js';
+import { AgentViewSchema, NewAgentSchema } from '../agent-view.js';
+import { ChunkHitSchema, CorpusViewSchema, NewCorpusSchema, NewDocumentsSchema } from '../corpus-view.js';
 import {
   AuditedToolSchema,
   AuditFindingSchema,
@@ -15,8 +13,10 @@ import {
   ToolAuditRequestSchema,
   ToolAuditSchema,
   ToolDefinitionViewSchema,
-} from './tool-audit-view.js';
-import { SpanViewSchema, TraceSummaryViewSchema, TraceViewSchema } from './trace-view.js';
+} from '../tool-audit-view.js';
+import { SpanViewSchema, TraceSummaryViewSchema, TraceViewSchema } from '../trace-view.js';
+import { agentExample, corpusExample, documentsExample, quickStartExample, toolAuditExample } from './examples.js';
+import { ErrorBodySchema, NodeViewSchema, WorkflowSummarySchema, WorkflowViewSchema } from './schemas.js';
 
 /**
  * The OpenAPI document (docs/design.md#http-api-conventions): OpenAPI 3.1, so zod's JSON Schema 2020-12 output (`type:

@@ -1,8 +1,8 @@
-import { payloadJson, type WorkflowEvent } from '../domain/events.js';
-import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
-import { STATUS_SYMBOL } from '../domain/status.js';
-import type { EventView, NodeView, WorkflowSummary, WorkflowView } from './schemas.js';
-import type { Totals } from './usage-totals.js';
+import { payloadJson, type WorkflowEvent } from '../../domain/events.js';
+import type { NodeRecord, WorkflowRecord } from '../../domain/records.js';
+import { STATUS_SYMBOL } from '../../domain/status.js';
+import type { EventView, NodeView, WorkflowSummary, WorkflowView } from '../http/schemas.js';
+import type { Totals } from '../http/usage-totals.js';
 
 /** Pure presentation of store records (no I/O): the route modules fetch, this file shapes. */
 

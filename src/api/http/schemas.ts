@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { ErrorInfoSchema } from '../domain/errors.js';
-import { EVENT_TYPES } from '../domain/events.js';
-import { CHECKPOINT_STATES } from '../domain/records.js';
-import { STATUSES } from '../domain/status.js';
+import { ErrorInfoSchema } from '../../domain/errors.js';
+import { EVENT_TYPES } from '../../domain/events.js';
+import { CHECKPOINT_STATES } from '../../domain/records.js';
+import { STATUSES } from '../../domain/status.js';
 import { TotalsSchema } from './usage-totals.js';
 
 /**

@@ -1,16 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Deps } from '../deps.js';
-import { ErrorInfoSchema, NotFoundError } from '../domain/errors.js';
-import { redactSecrets, redactValue } from '../domain/redact.js';
+import type { Deps } from '../../deps.js';
+import { ErrorInfoSchema, NotFoundError } from '../../domain/errors.js';
+import { redactSecrets, redactValue } from '../../domain/redact.js';
 import {
   REFLECTION_DECISIONS,
   REFLECTION_LEVELS,
   type ReflectionEntry,
   type ReflectionResolution,
-} from '../domain/reflection.js';
-import { errorResponses, IdParamsSchema } from './schemas.js';
+} from '../../domain/reflection.js';
+import { errorResponses, IdParamsSchema } from '../http/schemas.js';
 
 /**
  * The reflection history of a workflow (docs/design.md#three-levels-of-reflection,

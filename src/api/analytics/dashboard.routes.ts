@@ -1,17 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AgentRegistry, Clock, UsageAnalyticsStore } from '../domain/ports.js';
+import type { AgentRegistry, Clock, UsageAnalyticsStore } from '../../domain/ports.js';
 import {
   buildDashboard,
   EFFICIENCY_TARGET,
   PILLAR_TARGETS,
   SLOW_FACTOR,
   SUCCESS_TARGET,
-} from '../metrics/dashboard.js';
-import { MIN_PATTERN_TASKS, TOP_EFFICIENCY, TOP_SUCCESS_RATE } from '../metrics/patterns.js';
-import { strategyReport } from '../metrics/selection.js';
-import { errorResponses } from './schemas.js';
+} from '../../metrics/dashboard.js';
+import { MIN_PATTERN_TASKS, TOP_EFFICIENCY, TOP_SUCCESS_RATE } from '../../metrics/patterns.js';
+import { strategyReport } from '../../metrics/selection.js';
+import { errorResponses } from '../http/schemas.js';
 import { StrategyFiguresSchema } from './selection.routes.js';
 
 /**

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { SELECTION_STRATEGIES } from '../domain/agent-selection.js';
-import type { AgentRegistry } from '../domain/ports.js';
-import { strategyReport } from '../metrics/selection.js';
-import { errorResponses } from './schemas.js';
+import { SELECTION_STRATEGIES } from '../../domain/agent-selection.js';
+import type { AgentRegistry } from '../../domain/ports.js';
+import { strategyReport } from '../../metrics/selection.js';
+import { errorResponses } from '../http/schemas.js';
 
 /**
  * Agent selection strategies compared (docs/design.md#complexity-allocation-selection-and-review): the seed's "A/B

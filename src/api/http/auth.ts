@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type Config, DEV_TENANT, isDevMode } from '../config.js';
-import { hashApiKey } from '../domain/api-key.js';
+import { type Config, DEV_TENANT, isDevMode } from '../../config.js';
+import { hashApiKey } from '../../domain/api-key.js';
 import { errorBody } from './error-handler.js';
 import { createRateLimiter } from './rate-limit.js';
 

@@ -1,4 +1,4 @@
-import type { WorkflowDefinition } from '../domain/definition.js';
+import type { WorkflowDefinition } from '../../domain/definition.js';
 
 /**
  * The quick-start example of docs/design.md#workflow-definitions, verbatim: Swagger UI's "Try it out" body, the
