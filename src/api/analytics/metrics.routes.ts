@@ -11,6 +11,7 @@ import { COMPLEXITIES } from '../../domain/task.js';
 import { efficiencyAggregate, rewardAverages } from '../../metrics/aggregate.js';
 import { withFeedback } from '../../metrics/rewards.js';
 import { asQueryError } from '../http/error-handler.js';
+import { ownedWorkflow } from '../http/owned-workflow.js';
 import { errorResponses, IdParamsSchema } from '../http/schemas.js';
 
 /**
@@ -103,10 +104,8 @@ export async function metricsRoutes(app: FastifyInstance, opts: { deps: MetricsR
   const { deps } = opts;
   const r = app.withTypeProvider<ZodTypeProvider>();
 
-  /** Tenant scoping: another tenant's workflow is a 404, exactly like one that does not exist. */
   const endedWorkflow = async (tenantId: string, id: string): Promise<WorkflowRecord> => {
-    const workflow = await deps.store.get(tenantId, id);
-    if (!workflow) throw new NotFoundError(`workflow ${id}`);
+    const workflow = await ownedWorkflow(deps.store, tenantId, id);
     if (!isTerminal(workflow.status)) throw notTerminal(workflow);
     return workflow;
   };

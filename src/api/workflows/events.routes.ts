@@ -2,9 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
-import { AppError, NotFoundError, ValidationError } from '../../domain/errors.js';
+import { AppError, ValidationError } from '../../domain/errors.js';
 import type { WorkflowEvent } from '../../domain/events.js';
 import { isTerminal } from '../../domain/status.js';
+import { ownedWorkflow } from '../http/owned-workflow.js';
 import { EventPageSchema, EventsQuerySchema, errorResponses, IdParamsSchema } from '../http/schemas.js';
 import { toEventFrame, toEventView } from './workflow-view.js';
 
@@ -181,8 +182,7 @@ export async function eventRoutes(app: FastifyInstance, opts: { deps: Deps }): P
     },
     async (request, reply) => {
       const { id } = request.params;
-      const workflow = await deps.store.get(request.tenantId, id);
-      if (!workflow) throw new NotFoundError(`workflow ${id}`);
+      await ownedWorkflow(deps.store, request.tenantId, id);
 
       if ((request.headers.accept ?? '').includes('text/event-stream')) {
         const after = resumePoint(request, request.query.after);

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
-import { ErrorInfoSchema, NotFoundError } from '../../domain/errors.js';
+import { ErrorInfoSchema } from '../../domain/errors.js';
 import { redactSecrets, redactValue } from '../../domain/redact.js';
 import {
   REFLECTION_DECISIONS,
@@ -10,6 +10,7 @@ import {
   type ReflectionEntry,
   type ReflectionResolution,
 } from '../../domain/reflection.js';
+import { ownedWorkflow } from '../http/owned-workflow.js';
 import { errorResponses, IdParamsSchema } from '../http/schemas.js';
 
 /**
@@ -94,9 +95,7 @@ export async function reflectionRoutes(app: FastifyInstance, opts: { deps: Deps 
     },
     async (request) => {
       const { id } = request.params;
-      // Tenant scoping: another tenant's workflow is a 404, exactly like one that does not exist.
-      const workflow = await deps.store.get(request.tenantId, id);
-      if (!workflow) throw new NotFoundError(`workflow ${id}`);
+      await ownedWorkflow(deps.store, request.tenantId, id);
       const entries = await deps.store.reflections(id);
       return { items: entries.map(toReflectionView) };
     },

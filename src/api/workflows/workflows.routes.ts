@@ -10,6 +10,7 @@ import type { WorkflowStore } from '../../domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../../domain/records.js';
 import { isTerminal } from '../../domain/status.js';
 import { asQueryError } from '../http/error-handler.js';
+import { ownedWorkflow } from '../http/owned-workflow.js';
 import {
   errorResponses,
   IdParamsSchema,
@@ -114,11 +115,7 @@ export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps })
   const { deps } = opts;
   const r = app.withTypeProvider<ZodTypeProvider>();
 
-  const getOwned = async (tenantId: string, id: string): Promise<WorkflowRecord> => {
-    const workflow = await deps.store.get(tenantId, id);
-    if (!workflow) throw new NotFoundError(`workflow ${id}`);
-    return workflow;
-  };
+  const getOwned = (tenantId: string, id: string) => ownedWorkflow(deps.store, tenantId, id);
 
   r.post(
     '/v1/workflows',
