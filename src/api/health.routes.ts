@@ -5,8 +5,11 @@ import type { Deps } from '../deps.js';
 import { errorBody } from './http/error-handler.js';
 import { ErrorBodySchema } from './http/schemas.js';
 
+/** The ports these routes use (route plugins get only what they need). */
+type HealthRouteDeps = Pick<Deps, 'executor' | 'lifecycle' | 'queue'>;
+
 /** Liveness and readiness probes: outside /v1, unauthenticated (docs/design.md#http-api-conventions). */
-export async function healthRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
+export async function healthRoutes(app: FastifyInstance, opts: { deps: HealthRouteDeps }): Promise<void> {
   const { deps } = opts;
   const r = app.withTypeProvider<ZodTypeProvider>();
 

@@ -9,6 +9,9 @@ import { ownedWorkflow } from '../http/owned-workflow.js';
 import { EventPageSchema, EventsQuerySchema, errorResponses, IdParamsSchema } from '../http/schemas.js';
 import { toEventFrame, toEventView } from './workflow-view.js';
 
+/** The ports these routes use (route plugins get only what they need). */
+type EventRouteDeps = Pick<Deps, 'config' | 'events' | 'store'>;
+
 const BACKLOG_PAGE = 1000;
 
 /** `Last-Event-ID` (sent by EventSource on reconnect) wins over `?after=`. */
@@ -57,7 +60,7 @@ class StreamSlots {
  * while the backlog is read can be lost or sent twice.
  */
 async function stream(
-  deps: Deps,
+  deps: EventRouteDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   workflowId: string,
@@ -142,7 +145,7 @@ async function stream(
   }
 }
 
-export async function eventRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
+export async function eventRoutes(app: FastifyInstance, opts: { deps: EventRouteDeps }): Promise<void> {
   const { deps } = opts;
   const r = app.withTypeProvider<ZodTypeProvider>();
   /** Open streams, ended before the server closes so shutdown does not wait on idle clients. */

@@ -4,6 +4,9 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { errorResponses, IdParamsSchema } from '../http/schemas.js';
 
+/** The ports these routes use (route plugins get only what they need). */
+type NodeToolRouteDeps = Pick<Deps, 'toolExplorer'>;
+
 const NodeToolParamsSchema = IdParamsSchema.extend({
   nodeId: z
     .string()
@@ -27,7 +30,7 @@ const ExplorationSchema = z
 /**
  * docs/design.md#http-api-conventions: a read-only tool run as a node of a workflow, for exploration from Swagger UI.
  */
-export async function nodeToolRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
+export async function nodeToolRoutes(app: FastifyInstance, opts: { deps: NodeToolRouteDeps }): Promise<void> {
   const { deps } = opts;
   app.withTypeProvider<ZodTypeProvider>().post(
     '/v1/workflows/:id/nodes/:nodeId/tools/:tool',

@@ -13,6 +13,9 @@ import {
 } from '../../reflection/settings.js';
 import { errorResponses, IdParamsSchema } from '../http/schemas.js';
 
+/** The ports these routes use (route plugins get only what they need). */
+type ReflectionControlDeps = Pick<Deps, 'executor'>;
+
 /**
  * groundswell's reflection controls (README "Reflection"): whether each level is on for a workflow,
  * its agents and its prompt nodes (`isEnabled`), and a reflection asked for by hand on a failed
@@ -90,7 +93,10 @@ const ReflectionRequestViewSchema = z
   })
   .describe('ReflectionRequest');
 
-export async function reflectionControlRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
+export async function reflectionControlRoutes(
+  app: FastifyInstance,
+  opts: { deps: ReflectionControlDeps },
+): Promise<void> {
   const { deps } = opts;
   const r = app.withTypeProvider<ZodTypeProvider>();
 

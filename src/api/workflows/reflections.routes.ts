@@ -13,6 +13,9 @@ import {
 import { ownedWorkflow } from '../http/owned-workflow.js';
 import { errorResponses, IdParamsSchema } from '../http/schemas.js';
 
+/** The ports these routes use (route plugins get only what they need). */
+type ReflectionRouteDeps = Pick<Deps, 'store'>;
+
 /**
  * The reflection history of a workflow (docs/design.md#three-levels-of-reflection,
  * docs/design.md#http-api-conventions).
@@ -74,7 +77,7 @@ export function toReflectionView(entry: ReflectionEntry): ReflectionEntryView {
   };
 }
 
-export async function reflectionRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
+export async function reflectionRoutes(app: FastifyInstance, opts: { deps: ReflectionRouteDeps }): Promise<void> {
   const { deps } = opts;
   const r = app.withTypeProvider<ZodTypeProvider>();
 

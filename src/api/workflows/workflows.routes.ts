@@ -32,6 +32,9 @@ import {
   workflowLinks,
 } from './workflow-view.js';
 
+/** The ports these routes use (route plugins get only what they need). */
+type WorkflowRouteDeps = Pick<Deps, 'clock' | 'executor' | 'store' | 'traces'>;
+
 const IdempotencyHeadersSchema = z.looseObject({
   'idempotency-key': z
     .string()
@@ -89,7 +92,7 @@ async function loadTree(
 }
 
 /** The workflow with its node tree (child workflows inline) and its totals, own and with children. */
-async function fullView(deps: Deps, workflow: WorkflowRecord) {
+async function fullView(deps: WorkflowRouteDeps, workflow: WorkflowRecord) {
   const subtree = new Set<string>();
   const [{ nodes, childTrees }, usage] = await Promise.all([
     loadTree(deps.store, workflow.id, subtree),
@@ -111,7 +114,7 @@ const RejectBodySchema = z.strictObject({
   reason: z.string().min(1).max(1_000).describe('Why: the workflow fails with it.'),
 });
 
-export async function workflowRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
+export async function workflowRoutes(app: FastifyInstance, opts: { deps: WorkflowRouteDeps }): Promise<void> {
   const { deps } = opts;
   const r = app.withTypeProvider<ZodTypeProvider>();
 
