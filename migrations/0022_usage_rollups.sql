@@ -1,11 +1,11 @@
--- Roll-ups of the dashboard and model analytics (README "Dashboard and analytics", read by
+-- Roll-ups of the dashboard and model analytics (docs/analytics.md#dashboard-and-analytics, read by
 -- src/store/usage-analytics.repo.ts): the sums those reports add up, per tenant and UTC hour
 -- (grain 0) and UTC day (grain 1), so a 90-day window reads ~180 day rows and a few hour rows
 -- instead of every record, span and event of the window. Raw rows still answer the partial hours
 -- at a window's edges. Triggers keep them in the transaction of the rows they summarise (the
 -- engine's commit of a workflow's final state, a feedback's reward update, a node's tool calls),
 -- so a crash never leaves one without the other. They have no workflow_id: retention does not
--- sweep them (README "Retention").
+-- sweep them (docs/operations.md#retention).
 --
 -- Latency percentiles come from a histogram whose bucket floors are powers of 1.1 (a duration d > 0
 -- counts at 1.1^floor(log_1.1 d)), so a reported percentile is at most ~9% (1 − 1/1.1) below the

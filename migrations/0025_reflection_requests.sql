@@ -1,5 +1,4 @@
--- A reflection asked for by hand (POST /v1/workflows/{id}/nodes/{nodeId}/reflect, README
--- "Reflection"): the row is written in the same transaction that reopens the failed workflow, so a
+-- A reflection asked for by hand (POST /v1/workflows/{id}/nodes/{nodeId}/reflect, docs/workflows.md#reflection): the row is written in the same transaction that reopens the failed workflow, so a
 -- request exists exactly when a reopening happened. The run reads the newest request of its
 -- workflow: the node it reflects on, the person's note, and the time from which its deadline runs
 -- and before which other failures are final.

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The whole environment, validated once at boot (docs/design.md#configuration). README's table mirrors this file. */
+/** The whole environment, validated once at boot (docs/design.md#configuration). The table in docs/operations.md#configuration mirrors this file. */
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);

@@ -77,7 +77,7 @@ export interface Deps {
   usage: UsageAnalyticsStore;
   /** Runs a read-only tool as a node of a workflow, for exploration (docs/design.md#http-api-conventions). */
   toolExplorer: ToolExplorer;
-  /** Deletes finished workflow trees past RETENTION_DAYS, in small batches on a timer (README "Retention"). */
+  /** Deletes finished workflow trees past RETENTION_DAYS, in small batches on a timer (docs/operations.md#retention). */
   retention: RetentionSweeper;
   /** Prometheus metrics for GET /metrics (not the efficiency metrics). */
   telemetry: PrometheusMetrics;

@@ -42,7 +42,7 @@ const RequiredAgentsSchema = z
     'The agent roles the task needs (loki-mode identify_required_agents), in role order: from the signals ' +
       '(tests_only: testing; documentation, typo_fix: development; bug_fix, feature, refactor, …: development and ' +
       'testing; architecture: also planning; security: review), else the type, else development and testing; ' +
-      'plus planning and review when the allocation plans or reviews (README "Complexity routing and human checkpoints").',
+      'plus planning and review when the allocation plans or reviews (docs/workflows.md#complexity-routing-and-human-checkpoints).',
   );
 
 const AllocationSchema = z.object({

@@ -35,7 +35,7 @@ export const AgentSelectionSchema = z.strictObject({
         '`greedy` (default): the highest mean aggregate reward on past runs of the same task type and complexity ' +
           '(0.5 without history); `thompson`: the highest sample from Beta(1 + Σr, 1 + Σ(1 − r)), rewards mapped to [0, 1]; ' +
           '`auto`: greedy or thompson, whichever has the higher mean aggregate reward on this task type once both have ' +
-          `${AUTO_MIN_RUNS} rewarded runs (before that, the one with fewer runs; README "Agent selection").`,
+          `${AUTO_MIN_RUNS} rewarded runs (before that, the one with fewer runs; docs/workflows.md#agent-selection).`,
       ),
   }),
 });
@@ -54,7 +54,7 @@ export const CandidateScoreSchema = z.strictObject({
 export const AutoStrategySchema = z.strictObject({
   reason: z
     .enum(['insufficient_history', 'higher_mean_reward', 'higher_success_rate', 'tie'])
-    .describe('Which step of the rule decided (README "Agent selection").'),
+    .describe('Which step of the rule decided (docs/workflows.md#agent-selection).'),
   minRuns: z.int().describe('Rewarded runs each strategy needs on the task type before they are compared.'),
   windowUses: z.int().describe('Newest selecting uses per strategy and task type the figures cover.'),
   figures: z.array(
@@ -91,7 +91,7 @@ export const ResolvedAgentSchema = z.strictObject({
     .optional()
     .describe(
       'A planning prompt: the top performing patterns of the task type at submission, shown to the model in a ' +
-        '<successful_patterns> block (README "Successful patterns").',
+        '<successful_patterns> block (docs/analytics.md#successful-patterns).',
     ),
 });
 export type ResolvedAgent = z.infer<typeof ResolvedAgentSchema>;

@@ -249,7 +249,7 @@ export const OptionsSchema = z.strictObject({
     .boolean()
     .optional()
     .describe(
-      'Show planning prompts the top performing patterns of this task type (README "Successful patterns"); ' +
+      'Show planning prompts the top performing patterns of this task type (docs/analytics.md#successful-patterns); ' +
         'default true; a child workflow without it follows its parent.',
     ),
 });

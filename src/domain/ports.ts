@@ -396,7 +396,7 @@ export interface EventBus {
 /**
  * One of the running places (MAX_RUNNING_WORKFLOWS, MAX_RUNNING_WORKFLOWS_PER_TENANT) held by a
  * workflow's execution, root or child. A workflow that only waits on its children gives it back and
- * takes one again, ahead of roots waiting to start, when it has work again (README "Running caps").
+ * takes one again, ahead of roots waiting to start, when it has work again (docs/workflows.md#running-caps).
  */
 export interface RunningPlace {
   readonly held: boolean;

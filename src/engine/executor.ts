@@ -65,7 +65,7 @@ export interface Executor {
     decision: { state: 'approved' | 'rejected'; reason: string | null },
   ): Promise<WorkflowRecord | undefined>;
   /**
-   * A reflection asked for by hand on a failed prompt node (README "Reflection"): reopens the failed
+   * A reflection asked for by hand on a failed prompt node (docs/workflows.md#reflection): reopens the failed
    * workflow in one conditional update and queues it; its run reflects on the node with the note
    * and runs the node once more. Undefined when the tenant has no such workflow; NotFoundError for
    * an unknown node; AppError CONFLICT when the node cannot be reflected on now.
@@ -104,7 +104,7 @@ export interface ExecutorOptions {
    * docs/design.md#complexity-allocation-selection-and-review), settled at submission.
    */
   agents: AgentRegistry;
-  /** The top performing patterns planning prompts are shown, settled at submission (README "Successful patterns"). */
+  /** The top performing patterns planning prompts are shown, settled at submission (docs/analytics.md#successful-patterns). */
   usage: Pick<UsageAnalyticsStore, 'taskModels'>;
   /** Thompson sampling's random source. */
   random: RandomSource;
@@ -191,8 +191,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
   }
 
   /**
-   * A child (declared or spawned) runs in a running place of its tenant like a root (README
-   * "Running caps"), taken ahead of roots waiting to start; its parent gave its own back if it only
+   * A child (declared or spawned) runs in a running place of its tenant like a root (docs/workflows.md#running-caps), taken ahead of roots waiting to start; its parent gave its own back if it only
    * waits. A child whose parent's signal aborts while it waits runs without one: it only records its end.
    */
   async function runChild(child: WorkflowRecord, parentSignal: AbortSignal, parentSpan: string) {

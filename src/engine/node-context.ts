@@ -305,7 +305,7 @@ export interface Redactor {
 }
 
 /**
- * The run's running place (README "Running caps", run-place.ts): given back while every strand of
+ * The run's running place (docs/workflows.md#running-caps, run-place.ts): given back while every strand of
  * the run only waits on child workflows, retaken before it works again.
  */
 export interface PlaceKeeper {

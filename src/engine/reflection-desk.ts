@@ -12,7 +12,7 @@ import type { TenantSpend } from './run/tenant-spend.js';
 import { maxLlmCallsOf } from './run/tree-budgets.js';
 
 /**
- * Reflection asked for by hand (README "Reflection", groundswell's `triggerReflection`): what the
+ * Reflection asked for by hand (docs/workflows.md#reflection, groundswell's `triggerReflection`): what the
  * `GET …/reflection` read shows and the `POST …/nodes/{nodeId}/reflect` request checks come from the
  * same facts, so the read's `refusal` is exactly the 409 a request would get.
  */

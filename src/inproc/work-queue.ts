@@ -18,8 +18,7 @@ interface PlaceWaiter {
 
 /**
  * Queue of workflow ids, and the running places they run in: at most `concurrency` places held at
- * a time, at most `perTenant` of them by one tenant's workflows — roots and children alike (README
- * "Running caps"). A root takes its place when it leaves the queue; a child asks for one (`place`);
+ * a time, at most `perTenant` of them by one tenant's workflows — roots and children alike (docs/workflows.md#running-caps). A root takes its place when it leaves the queue; a child asks for one (`place`);
  * a workflow that only waits on its children gives its place back and retakes one when it has work
  * again. A freed place goes first to children and retaking parents (work of trees already running,
  * whose end frees their places), then to roots; within each, a tenant below its share (the global

@@ -3,7 +3,7 @@ import type { StrategySums } from '../domain/agents.js';
 import { strategyReport } from './selection.js';
 
 /**
- * `strategy: "auto"` (README "Agent selection"; loki-mode's ADAPT step, "update selection
+ * `strategy: "auto"` (docs/workflows.md#agent-selection; loki-mode's ADAPT step, "update selection
  * algorithms based on analytics"): greedy or thompson, per task type, from the figures
  * GET /v1/analytics/selection reports (strategyReport) over the newest AUTO_WINDOW_USES selecting
  * uses of each strategy for the task type. Pure and deterministic: the figures come in through

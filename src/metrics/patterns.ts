@@ -5,7 +5,7 @@ import { round } from './run-facts.js';
  * Top performing patterns (loki-mode's dashboard `top_performing_patterns` and its ADAPT step,
  * "store successful patterns"): task type × model groups that succeed and run efficiently. One
  * rule for the dashboard, GET /v1/analytics/patterns and the block planning prompts are shown
- * (README "Successful patterns"). Pure: everything comes from the groups' sums.
+ * (docs/analytics.md#successful-patterns). Pure: everything comes from the groups' sums.
  */
 
 /** A group (task type × model, task type × complexity) needs this many tasks before a rule judges it. */

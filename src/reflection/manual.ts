@@ -2,8 +2,7 @@ import type { NodeRecord, WorkflowRecord } from '../domain/records.js';
 import { isReflectable } from './policy.js';
 
 /**
- * When a reflection asked for by hand (`POST /v1/workflows/{id}/nodes/{nodeId}/reflect`, README
- * "Reflection") is refused, and why. Pure: the caller reads the facts and answers 409 with the
+ * When a reflection asked for by hand (`POST /v1/workflows/{id}/nodes/{nodeId}/reflect`, docs/workflows.md#reflection) is refused, and why. Pure: the caller reads the facts and answers 409 with the
  * reason. The conditional update in the store checks the same state again, so a request racing
  * another (or a cancel) is refused there.
  */

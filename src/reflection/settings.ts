@@ -2,7 +2,7 @@ import { type AgentConfig, DEFAULTS, type PromptNode, type WorkflowDefinition } 
 
 /**
  * Whether each reflection level is on, and where that was decided (groundswell's `isEnabled`,
- * README "Reflection"). The run (ReflectionLedger, the prompt request) and the
+ * docs/workflows.md#reflection). The run (ReflectionLedger, the prompt request) and the
  * `GET /v1/workflows/{id}/reflection` read take their answers from here, so what the API says is
  * what the run does. Pure: no I/O.
  */

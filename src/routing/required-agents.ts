@@ -5,7 +5,7 @@ import { COMPLEXITY_ALLOCATIONS } from './allocation.js';
 
 /**
  * Which agent roles a task needs: loki-mode's `identify_required_agents(task)`, the step before
- * candidates are filtered to those types (README "Complexity routing and human checkpoints"). A definition that names
+ * candidates are filtered to those types (docs/workflows.md#complexity-routing-and-human-checkpoints). A definition that names
  * roles itself is taken at its word; otherwise the roles come from the task, by the table below.
  */
 

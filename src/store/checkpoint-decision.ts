@@ -3,8 +3,7 @@ import type { Db } from './db.js';
 import { WORKFLOW_READ_COLUMNS, type WorkflowRow } from './workflow-rows.js';
 
 /**
- * The conditional update that settles a human checkpoint (README "Complexity routing and human
- * checkpoints"): it changes the row only while the workflow is idle, not cancelled and still
+ * The conditional update that settles a human checkpoint (docs/workflows.md#complexity-routing-and-human-checkpoints): it changes the row only while the workflow is idle, not cancelled and still
  * pending, so of two decisions racing (or a decision racing a cancel) exactly one takes effect.
  * Run inside a write transaction: answers whether this call decided, and the row as that
  * transaction leaves it (the winner's answer shows its own decision, not a later write).

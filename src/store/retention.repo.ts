@@ -3,7 +3,7 @@ import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 
 /**
- * Retention (README "Retention"): a finished workflow tree whose root ended more than the
+ * Retention (docs/operations.md#retention): a finished workflow tree whose root ended more than the
  * retention period ago is deleted with every row it owns, in small commits off the request path.
  *
  * - A tree goes as a whole, in one transaction, and only when every workflow in it is finished: a

@@ -6,7 +6,7 @@ import { type Json, submit } from '../helpers/api-fixtures.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
 /**
- * Successful patterns (README "Successful patterns"): GET /v1/analytics/patterns over real runs,
+ * Successful patterns (docs/analytics.md#successful-patterns): GET /v1/analytics/patterns over real runs,
  * and the <successful_patterns> block planning prompts are sent, read off the requests the
  * simulated provider received. Two tenants share a task type; neither may see the other's.
  */

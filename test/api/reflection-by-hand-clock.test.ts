@@ -4,7 +4,7 @@ import { useAnthropicTestApp, waitForStatus } from '../helpers/build-app.js';
 import { createManualClock } from '../helpers/manual-clock.js';
 
 /**
- * Reflection by hand on a manual clock (README "Reflection"): a reopened workflow gets its whole
+ * Reflection by hand on a manual clock (docs/workflows.md#reflection): a reopened workflow gets its whole
  * timeout again from the request, and a service shutting down refuses new requests with 503.
  */
 const clock = createManualClock();

@@ -4,7 +4,7 @@ import { useAnthropicTestApp, waitForStatus } from '../helpers/build-app.js';
 import { textMessage } from '../helpers/fake-anthropic.js';
 
 /**
- * groundswell's reflection controls (README "Reflection"): `GET …/reflection` says which levels are
+ * groundswell's reflection controls (docs/workflows.md#reflection): `GET …/reflection` says which levels are
  * on and why, `POST …/nodes/{nodeId}/reflect` reopens a failed workflow, reflects on the node with
  * the person's note and runs it once more — only that node: other failures stand.
  */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../src/metrics/selection.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
 
-/** `strategy: "auto"` over the real app (README "Agent selection"; rule: src/metrics/auto-strategy.ts). */
+/** `strategy: "auto"` over the real app (docs/workflows.md#agent-selection; rule: src/metrics/auto-strategy.ts). */
 let t: TestApp;
 beforeAll(async () => {
   t = await buildTestApp({}, { random: seededRandom(7) });

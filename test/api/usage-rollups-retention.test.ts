@@ -5,7 +5,7 @@ import { createManualClock } from '../helpers/manual-clock.js';
 import { tempDir } from '../helpers/server-process.js';
 
 /**
- * Retention and the usage roll-ups (README "Retention"): the sweep deletes a finished tree's raw
+ * Retention and the usage roll-ups (docs/operations.md#retention): the sweep deletes a finished tree's raw
  * rows (efficiency records, rewards, journal, tool calls) but not the roll-ups summing them, so
  * GET /v1/dashboard and GET /v1/analytics/models still report the swept workflows' whole hours.
  * Before the roll-ups the same requests answered from the raw rows and lost them with the sweep.

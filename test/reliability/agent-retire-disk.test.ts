@@ -5,7 +5,7 @@ import { tempDir } from '../helpers/server-process.js';
 import { reportFigures } from './scale.js';
 
 /**
- * Retired agents leave no versions behind (README "Retention"): 400 create/delete pairs of an agent
+ * Retired agents leave no versions behind (docs/operations.md#retention): 400 create/delete pairs of an agent
  * with a large system prompt grew the database by 43 MB, every version kept for good.
  */
 

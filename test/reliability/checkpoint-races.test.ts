@@ -3,8 +3,7 @@ import { errorRecords, type ServerProcess, startServer, stopAllServers, tempDir 
 import { reportFigures, scale } from './scale.js';
 
 /**
- * Human checkpoint decisions raced over real sockets (README "Complexity routing and human
- * checkpoints"): an approval sent the moment the workflow is created is never lost, approve and
+ * Human checkpoint decisions raced over real sockets (docs/workflows.md#complexity-routing-and-human-checkpoints): an approval sent the moment the workflow is created is never lost, approve and
  * reject racing have one winner (the loser is told the true reason), and a decision racing a cancel
  * leads to exactly one execution, with no error in the log.
  */

@@ -8,7 +8,7 @@ import { tempDir } from '../helpers/server-process.js';
 import { reportFigures } from './scale.js';
 
 /**
- * What a corpus costs on disk (README "Retrieval corpora"): the database's growth over an upload,
+ * What a corpus costs on disk (docs/retrieval.md#retrieval-corpora): the database's growth over an upload,
  * divided by the UTF-8 bytes of text uploaded (the corpus's `bytes`), at most 1.6. Measured as
  * page_count × page_size after the uploads minus before, on a database file: what the file grows
  * by once its WAL is checkpointed, free pages included (nothing is vacuumed). Chunks stored their

@@ -7,7 +7,7 @@ import { tempDir } from '../helpers/server-process.js';
 import { reportFigures } from './scale.js';
 
 /**
- * Retention (README "Retention"): finished workflow trees older than RETENTION_DAYS are deleted with
+ * Retention (docs/operations.md#retention): finished workflow trees older than RETENTION_DAYS are deleted with
  * every row they own, a running tree is never touched, and under steady load the database stops
  * growing. A file database (the sizes are real pages) on a manual clock (the window is the clock's).
  */

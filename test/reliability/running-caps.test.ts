@@ -14,7 +14,7 @@ import { reportFigures } from './scale.js';
  * and MAX_RUNNING_WORKFLOWS=4, a workload of roots with declared children (three deep), spawned
  * children (two deep) and parents waiting on four children at once never has more than 2 of a
  * tenant's workflows, nor more than 4 in all, at work — and everything completes: a parent that only
- * waits on its children gives its place back (README "Running caps"). Counted in event order, by
+ * waits on its children gives its place back (docs/workflows.md#running-caps). Counted in event order, by
  * the model (calls in flight per tenant, each tenant on its own model) and by the work queue's own
  * count of places held; every call is made while its tenant holds at least as many places.
  */

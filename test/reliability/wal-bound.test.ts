@@ -8,7 +8,7 @@ import { tempDir, waitFor } from '../helpers/server-process.js';
 import { reportFigures } from './scale.js';
 
 /**
- * The WAL stays bounded (README "Retention"): a burst of writes once grew it to 467 MB and the file
+ * The WAL stays bounded (docs/operations.md#retention): a burst of writes once grew it to 467 MB and the file
  * never shrank. The store's own open + checkpointer, a file database, a burst of 1 MiB commits.
  */
 

@@ -13,7 +13,7 @@ import {
 import { errorResponses } from '../http/schemas.js';
 
 /**
- * GET /v1/analytics/patterns (README "Successful patterns"): the dashboard's top performing
+ * GET /v1/analytics/patterns (docs/analytics.md#successful-patterns): the dashboard's top performing
  * patterns as records, by the same rule over the same sums (metrics/patterns.ts).
  */
 

@@ -1,9 +1,8 @@
 import type { WorkflowDefinition } from '../../domain/definition.js';
 
 /**
- * The quick-start example of docs/design.md#workflow-definitions, verbatim: Swagger UI's "Try it out" body, the
- * README's
- * curl tour and the API tests all use this one value so they cannot drift apart.
+ * The quick-start example of docs/design.md#workflow-definitions, verbatim: Swagger UI's "Try it out"
+ * body, the README's curl tour and the API tests all use this one value so they cannot drift apart.
  */
 export const quickStartExample = {
   name: 'review-pr',
@@ -84,7 +83,7 @@ export const toolAuditExample = {
   ],
 };
 
-/** Swagger UI's "Try it out" bodies of the corpora API (the README's corpus session uses the same). */
+/** Swagger UI's "Try it out" bodies of the corpora API (docs/retrieval.md#retrieval-corpora uses the same). */
 export const corpusExample = { name: 'handbook', description: 'The engineering handbook' };
 
 export const documentsExample = {
@@ -101,7 +100,7 @@ export const documentsExample = {
   ],
 };
 
-/** A registered agent (POST /v1/agents): the README's registry tour registers this one. */
+/** A registered agent (POST /v1/agents): docs/workflows.md#agent-registry registers this one. */
 export const agentExample = {
   name: 'reviewer-fast',
   config: { model: 'sim/haiku', role: 'review', system: 'You review code for bugs.' },

@@ -17,7 +17,7 @@ import { errorResponses, IdParamsSchema } from '../http/schemas.js';
 type ReflectionControlDeps = Pick<Deps, 'executor'>;
 
 /**
- * groundswell's reflection controls (README "Reflection"): whether each level is on for a workflow,
+ * groundswell's reflection controls (docs/workflows.md#reflection): whether each level is on for a workflow,
  * its agents and its prompt nodes (`isEnabled`), and a reflection asked for by hand on a failed
  * node (`triggerReflection`). The answers come from reflection/settings.ts and reflection/manual.ts,
  * the same rules the run and the executor apply.

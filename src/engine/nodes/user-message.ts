@@ -15,7 +15,7 @@ export function buildUserMessage(user: string, data: Record<string, unknown> | u
 }
 
 /**
- * A planning prompt's `resolved.patterns` (README "Successful patterns") after the message, framed
+ * A planning prompt's `resolved.patterns` (docs/analytics.md#successful-patterns) after the message, framed
  * as data: the texts name task types and models a tenant chose, so they are escaped like a data
  * value and the model is told they are statistics, not instructions.
  */

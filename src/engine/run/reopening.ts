@@ -3,7 +3,7 @@ import type { NodeRecord } from '../../domain/records.js';
 import type { ReflectionEntry, ReflectionRequest } from '../../domain/reflection.js';
 
 /**
- * A failed workflow reopened for a reflection asked for by hand (README "Reflection"). Only the
+ * A failed workflow reopened for a reflection asked for by hand (docs/workflows.md#reflection). Only the
  * requested node and the containers above it run again; every other failure recorded before the
  * request stands (no free attempt), and the workflow's deadline runs from the request. The state
  * comes from stored rows alone, so an execution resumed after a crash decides the same way.

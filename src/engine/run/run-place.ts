@@ -2,7 +2,7 @@ import type { RunningPlace } from '../../domain/ports.js';
 import type { PlaceKeeper } from '../node-context.js';
 
 /**
- * How one run holds its running place (README "Running caps"): the place is held while at least one
+ * How one run holds its running place (docs/workflows.md#running-caps): the place is held while at least one
  * strand of the run has work of its own, and given back while every strand only waits on child
  * workflows — which is what lets a tree deeper than MAX_RUNNING_WORKFLOWS_PER_TENANT finish instead
  * of its parents holding every place their children need. A strand is the run's main line or one

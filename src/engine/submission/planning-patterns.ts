@@ -10,7 +10,7 @@ import type { UsageAnalyticsStore } from '../../domain/ports.js';
 import { PATTERN_WINDOW_DAYS, topPerformingPatterns } from '../../metrics/patterns.js';
 
 /**
- * loki-mode's ADAPT step, "store successful patterns" (README "Successful patterns"): a workflow
+ * loki-mode's ADAPT step, "store successful patterns" (docs/analytics.md#successful-patterns): a workflow
  * with `task.type` shows its planning prompts the tenant's top performing patterns of that task
  * type (metrics/patterns.ts). Settled at submission, after agent resolution (a prompt's role is
  * known then), into the prompt's `resolved.patterns`: the stored definition holds what the run

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PromptNode, WorkflowDefinition } from '../../../src/domain/definition.js';
 import { agentLevelOf, promptLevelOf, reflectionBudgetOf, workflowLevelOf } from '../../../src/reflection/settings.js';
 
-/** Where each reflection level is decided (README "Reflection"): the rules the run and the API share. */
+/** Where each reflection level is decided (docs/workflows.md#reflection): the rules the run and the API share. */
 const prompt: PromptNode = { type: 'prompt', name: 'p', agent: 'a', user: 'hi' };
 const definition = (options?: WorkflowDefinition['options']): WorkflowDefinition =>
   ({ name: 'w', root: prompt, ...(options ? { options } : {}) }) as WorkflowDefinition;

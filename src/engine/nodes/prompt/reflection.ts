@@ -71,7 +71,7 @@ export async function reflectOnFailure(
 }
 
 /**
- * A reflection a person asked for (README "Reflection"): the node's last attempt failed and the run
+ * A reflection a person asked for (docs/workflows.md#reflection): the node's last attempt failed and the run
  * was reopened for it. Like the automatic one, but it always leads to one more attempt: the advice
  * only revises what that attempt is given, and the person's note is passed to the agent. Its call
  * is paid from the same budgets (maxLlmCalls, the tenant's daily spend) and cached under the same rules.
@@ -160,7 +160,7 @@ async function askForAdvice(
       attempt: at.attempt,
       turn: 1,
       purpose: 'reflection',
-      // The same key rules and switches as the prompt's own calls (README, Caching). The key covers the
+      // The same key rules and switches as the prompt's own calls (docs/workflows.md#caching). The key covers the
       // failed attempt's number, its error and the inputs it ran with, so a later attempt (or a
       // revised input) asks a different question: a cached answer cannot repeat itself past the
       // attempt budget. Only usable advice is stored.
