@@ -1,11 +1,15 @@
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { ProviderError } from '../../../src/domain/errors.js';
 import { type LlmRequest, responseText } from '../../../src/domain/llm.js';
 import type { Clock } from '../../../src/domain/ports.js';
 import { systemClock } from '../../../src/inproc/clock.js';
 import { createSimulatedProvider } from '../../../src/llm/simulated.js';
 import { createManualClock } from '../../helpers/manual-clock.js';
+
+/*
+ * What only the sim does: its unscripted answers, its scripts and its latency. What it shares with
+ * every LlmProvider (answers, error kinds, aborts) is test/contracts/llm-provider.contract.test.ts.
+ */
 
 /** Real sleeping, but counts calls so a test can prove the hot path sets no timer. */
 function countingClock(): Clock & { sleeps: number[] } {
@@ -123,42 +127,6 @@ describe('sim provider: scripts', () => {
     const after = await sim.complete(request({ simulate }), { signal });
     expect(responseText(after)).toBe('[simulated sonnet] Analyze this code for bugs');
   });
-
-  it('gives every scripted tool_use a unique id', async () => {
-    const sim = createSimulatedProvider({ clock: countingClock() });
-    const toolUse = { toolUse: { name: 'retrieve', input: {} } };
-    const simulate = { scriptKey: 'k', responses: [toolUse, toolUse, toolUse] };
-    const ids = new Set<string>();
-    for (let i = 0; i < 3; i++) {
-      const [block] = (await sim.complete(request({ simulate }), { signal })).content;
-      if (block?.type === 'tool_use') ids.add(block.id);
-    }
-    expect(ids.size).toBe(3);
-  });
-
-  it.each([
-    [{ status: 429, retryAfterMs: 250 }, 'rate_limit', 250],
-    [{ status: 529 }, 'overloaded', undefined],
-    [{ status: 503 }, 'overloaded', undefined],
-    [{ status: 500 }, 'server', undefined],
-    [{ status: 401 }, 'authentication', undefined],
-    [{ status: 403 }, 'permission', undefined],
-    [{ status: 400, message: 'Your credit balance is too low' }, 'quota', undefined],
-    [{ status: 400 }, 'invalid_request', undefined],
-    [{ status: 504 }, 'timeout', undefined],
-  ] as const)('error step %o → ProviderError %s', async (error, kind, retryAfterMs) => {
-    const sim = createSimulatedProvider({ clock: countingClock() });
-    const simulate = { scriptKey: 'errors', responses: [{ error }, { text: 'recovered' }] };
-    const failure = await sim.complete(request({ simulate }), { signal }).catch((err: unknown) => err);
-    expect(failure).toBeInstanceOf(ProviderError);
-    const providerError = failure as ProviderError;
-    expect(providerError.kind).toBe(kind);
-    expect(providerError.httpStatus).toBe(error.status);
-    expect(providerError.retryAfterMs).toBe(retryAfterMs);
-    if ('message' in error) expect(providerError.message).toBe(error.message);
-    // The retry gets the next entry, as the executor's transport retry would.
-    expect(responseText(await sim.complete(request({ simulate }), { signal }))).toBe('recovered');
-  });
 });
 
 describe('sim provider: latency and abort', () => {
@@ -192,13 +160,5 @@ describe('sim provider: latency and abort', () => {
     expect(clock.pending).toEqual([]);
     const next = await sim.complete(request({ simulate: { ...simulate, latencyMs: 0 } }), { signal });
     expect(responseText(next)).toBe('first');
-  });
-
-  it('throws the reason at once when the signal is already aborted', async () => {
-    const clock = countingClock();
-    const sim = createSimulatedProvider({ clock });
-    const reason = new Error('cancelled');
-    await expect(sim.complete(request(), { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
-    expect(clock.sleeps).toEqual([]);
   });
 });
