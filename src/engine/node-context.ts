@@ -1,9 +1,7 @@
 import type {
   AgentConfig,
   ChildDefinition,
-  ChildWorkflowNode,
   PromptNode,
-  ReviewNode,
   WorkflowDefinition,
   WorkflowNode,
 } from '../domain/definition.js';
@@ -279,22 +277,35 @@ export interface NodeAttempt {
   parentSpan: string;
 }
 
-/** Where a node sits in a definition being checked at submission. */
-export interface CheckSite {
-  path: string;
+/**
+ * What a kind's submission check gets (submission/rules.ts builds it): where the node sits, and the
+ * narrow rules of its scope. The kind's own fields are its handler's to check; the walk over the
+ * steps, names, nesting and limits is the rules' own.
+ */
+export interface CheckContext {
+  /** The node's path in the definition (`root.steps.0`). */
+  readonly path: string;
   /** Names of the steps that complete before this node (templates may refer to them). */
-  before: ReadonlySet<string>;
-  depth: number;
-}
-
-/** The submission rules a kind's own fields are checked with (submission/rules.ts implements them). */
-export interface DefinitionRules {
-  /** A prompt's agent, models, responseFormat and templates. */
-  prompt(node: PromptNode, site: CheckSite): void;
-  /** A review's agent, its target (an earlier completed step) and its instructions' templates. */
-  review(node: ReviewNode, site: CheckSite): void;
-  /** A child workflow's input and agents, and its own tree as a scope of its own. */
-  childWorkflow(node: ChildWorkflowNode, site: CheckSite): void;
+  readonly before: ReadonlySet<string>;
+  readonly depth: number;
+  /** Records a violation at `path`. */
+  issue(path: string, message: string): void;
+  /** The agent of that name in this node's scope. */
+  agent(name: string): AgentConfig | undefined;
+  /** Checks the `{{…}}` references in every string of `value` against this node's scope. */
+  templates(value: unknown, path: string): void;
+  /** Checks a model spec (`auto` needs `agent`'s role); the provider it resolves to, if it does. */
+  model(spec: string, path: string, agent?: AgentConfig): string | undefined;
+  /** The provider a model spec (undefined: the default model) resolves to, recording nothing. */
+  provider(spec: string | undefined): string | undefined;
+  /** Checks an agent table of a child definition (models, tools, simulate scripts). */
+  agents(agents: Readonly<Record<string, AgentConfig>>, path: string): void;
+  /** Whether a step of this workflow completes before the node, comes later, or does not exist. */
+  step(name: string): 'before' | 'later' | 'absent';
+  /** A corpus a retrieval names, checked against the tenant's corpora after the rules pass. */
+  corpus(idOrName: string, path: string): void;
+  /** Checks a child workflow definition as a scope of its own (after the tree's child limits). */
+  child(definition: ChildDefinition, path: string): void;
 }
 
 /** What a kind's redaction may use (submission/redaction.ts implements it). */
@@ -325,7 +336,7 @@ export interface NodeHandler<N extends WorkflowNode> {
   /** Before the attempt a person asked for (`at` is the failed one): a reflection with their note. Absent: not reflectable by hand. */
   reflectOnRequest?(ctx: NodeContext, node: N, at: NodeAttempt, note: string | null): Promise<void>;
   /** Submission checks of the kind's own fields (steps are walked by the caller). */
-  check?(node: N, rules: DefinitionRules, site: CheckSite): void;
+  check?(node: N, check: CheckContext): void;
   /** The node with its own free text and data redacted (steps are redacted by the caller). */
   redact?(node: N, redactor: Redactor): N;
 }

@@ -51,7 +51,13 @@ export const childWorkflowHandler: NodeHandler<ChildWorkflowNode> = {
     throw new AppError('CHILD_WORKFLOW_FAILED', `child workflow ${finished.id} failed (${cause})`);
   },
 
-  check: (node, rules, site) => rules.childWorkflow(node, site),
+  // Its input and agents here; its own tree is a scope of its own (names, templates, limits).
+  check(node, c) {
+    const child = node.definition;
+    c.templates(child.input, `${c.path}.definition.input`);
+    c.agents(child.agents ?? {}, `${c.path}.definition.agents`);
+    c.child(child, c.path);
+  },
 
   redact(node, redactor) {
     const definition = redactor.child(node.definition);

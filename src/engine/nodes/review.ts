@@ -9,7 +9,7 @@ import {
 import { COMPLEXITY_ALLOCATIONS, REVIEWER_TIER, reviewPanel } from '../../routing/allocation.js';
 import { decideReview } from '../../routing/review.js';
 import { isShutdown } from '../errors.js';
-import type { NodeAttempt, NodeContext, NodeHandler } from '../node-context.js';
+import type { CheckContext, NodeAttempt, NodeContext, NodeHandler } from '../node-context.js';
 import { converse } from './prompt/conversation.js';
 import { instructionsHash } from './prompt/prompt.js';
 import { preparePrompt } from './prompt/request.js';
@@ -56,7 +56,7 @@ export const reviewHandler: NodeHandler<ReviewNode> = {
     return output;
   },
 
-  check: (node, rules, site) => rules.review(node, site),
+  check: checkReview,
 
   redact(node, redactor) {
     if (node.instructions === undefined) return node;
@@ -232,4 +232,25 @@ function blocked(node: ReviewNode, output: ReviewOutput): AppError {
     `review "${node.name}" of "${node.target}" blocked: ${output.approvals} approval(s), ${output.rejections} ` +
       `rejection(s)${shown.length > 0 ? `; concerns: ${shown.join('; ')}${more}` : ''}`,
   );
+}
+
+/**
+ * docs/design.md#complexity-allocation-selection-and-review: the reviewers judge the output of a
+ * step that completes before the review.
+ */
+function checkReview(node: ReviewNode, c: CheckContext): void {
+  const agent = c.agent(node.agent);
+  if (!agent) c.issue(`${c.path}.agent`, `unknown agent "${node.agent}"`);
+  else c.templates(agent.system, `agents.${node.agent}.system`);
+  const target = c.step(node.target);
+  if (target !== 'before') {
+    const why =
+      node.target === node.name
+        ? 'is this review itself'
+        : target === 'later'
+          ? 'does not complete before this node'
+          : 'is not a node of this workflow';
+    c.issue(`${c.path}.target`, `step "${node.target}" ${why}`);
+  }
+  c.templates(node.instructions, `${c.path}.instructions`);
 }

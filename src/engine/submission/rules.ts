@@ -4,16 +4,12 @@ import {
   childrenOf,
   DEFAULTS,
   NODE_KINDS,
-  type PromptNode,
-  type ReviewNode,
   type WorkflowNode,
 } from '../../domain/definition.js';
 import { AppError, ValidationError } from '../../domain/errors.js';
 import type { ModelCatalog } from '../../domain/ports.js';
 import { forEachString, lookup, MISSING, refsIn } from '../../domain/templates.js';
-import type { DefinitionRules } from '../node-context.js';
-import { compileSchema, InvalidSchemaError } from '../nodes/prompt/response-format.js';
-import { checkSchemaBudget } from '../nodes/prompt/schema-budget.js';
+import type { CheckContext } from '../node-context.js';
 import { handlerOf } from '../nodes/table.js';
 
 /**
@@ -158,7 +154,7 @@ function checkScope(
     else seen.set(node.name, nodePath);
 
     // The kind's own fields are its handler's to check; its steps are walked here.
-    handlerOf(node).check?.(node, rules, { path: nodePath, before, depth });
+    handlerOf(node).check?.(node, checkContext(nodePath, before, depth));
     // Steps that run one after another see the earlier ones completed; concurrent steps see none.
     const inOrder = !NODE_KINDS[node.type].concurrentSteps;
     const done = new Set(before);
@@ -168,23 +164,41 @@ function checkScope(
     }
   }
 
-  const rules: DefinitionRules = {
-    prompt: (node, site) => checkPrompt(node, site.path, site.before),
-    review: (node, site) => checkReview(node, site.path, site.before),
-    childWorkflow(node, site) {
-      const child = node.definition;
-      checkTemplates(child.input, `${site.path}.definition.input`, site.before, scope);
-      checkAgents(child.agents ?? {}, `${site.path}.definition.agents`, context, issues);
-      if (!withinChildLimits(site.path)) return;
-      const childScope: Scope = {
-        agents: { ...scope.agents, ...child.agents },
-        input: child.input,
-        inputKnown: false,
-        workflowDepth: scope.workflowDepth + 1,
-      };
-      checkScope(child, `${site.path}.definition.root`, childScope, site.depth + 1, tree, context, issues, references);
-    },
-  };
+  /** The narrow context a kind's check gets: the rules of this scope, at one node. */
+  function checkContext(nodePath: string, before: ReadonlySet<string>, depth: number): CheckContext {
+    return {
+      path: nodePath,
+      before,
+      depth,
+      issue: (where, message) => issues.push({ path: where, message }),
+      agent: (name) => agentNamed(scope.agents, name),
+      templates: (value, where) => checkTemplates(value, where, before, scope),
+      model(spec, where, agent) {
+        if (spec === 'auto') {
+          checkAuto(agent, where, issues);
+          return undefined;
+        }
+        return checkModel(spec, where, context, issues);
+      },
+      provider: (spec) => providerOf(spec ?? context.defaultModel, context),
+      agents: (agents, where) => checkAgents(agents, where, context, issues),
+      step: (name) =>
+        before.has(name) ? 'before' : seen.has(name) || exists(definition.root, name) ? 'later' : 'absent',
+      corpus(idOrName, where) {
+        if (!references.corpora.has(idOrName)) references.corpora.set(idOrName, where);
+      },
+      child(child, where) {
+        if (!withinChildLimits(where)) return;
+        const childScope: Scope = {
+          agents: { ...scope.agents, ...child.agents },
+          input: child.input,
+          inputKnown: false,
+          workflowDepth: scope.workflowDepth + 1,
+        };
+        checkScope(child, `${where}.definition.root`, childScope, depth + 1, tree, context, issues, references);
+      },
+    };
+  }
 
   /**
    * `options.limits` over the child workflows a definition names: each workflow starts at most
@@ -205,102 +219,6 @@ function checkScope(
     }
     if (message !== undefined) issues.push({ path: nodePath, message });
     return message === undefined;
-  }
-
-  function checkPrompt(node: PromptNode, nodePath: string, before: ReadonlySet<string>) {
-    // Registered agents and selections are settled before these rules run (agent-resolution.ts).
-    if (typeof node.agent !== 'string') {
-      issues.push({ path: `${nodePath}.agent`, message: 'the selection was not settled' });
-      return;
-    }
-    const agent = agentNamed(scope.agents, node.agent);
-    if (!agent) issues.push({ path: `${nodePath}.agent`, message: `unknown agent "${node.agent}"` });
-    else checkTemplates(agent.system, `agents.${node.agent}.system`, before, scope);
-    if (node.overrides?.model === 'auto') checkAuto(agent, `${nodePath}.overrides.model`, issues);
-    else if (node.overrides?.model) checkModel(node.overrides.model, `${nodePath}.overrides.model`, context, issues);
-    // The Anthropic Messages API of the pinned SDK takes no temperature: reject rather than drop it.
-    const modelSpec = node.overrides?.model ?? agent?.model ?? context.defaultModel;
-    const temperature = node.overrides?.temperature ?? agent?.temperature;
-    if (temperature !== undefined && providerOf(modelSpec, context) === 'anthropic') {
-      const where =
-        node.overrides?.temperature === undefined
-          ? `agents.${node.agent}.temperature`
-          : `${nodePath}.overrides.temperature`;
-      issues.push({ path: where, message: 'is not supported by anthropic/* models; remove it' });
-    }
-    if (node.responseFormat) checkResponseFormat(node.responseFormat, `${nodePath}.responseFormat`);
-    if (node.retrieval) checkRetrieval(node, agent, nodePath);
-    checkTemplates(node.user, `${nodePath}.user`, before, scope);
-    checkTemplates(node.data, `${nodePath}.data`, before, scope);
-  }
-
-  /**
-   * docs/design.md#complexity-allocation-selection-and-review: the reviewers judge the output of a step that completes
-   * before the review.
-   */
-  function checkReview(node: ReviewNode, nodePath: string, before: ReadonlySet<string>) {
-    const agent = agentNamed(scope.agents, node.agent);
-    if (!agent) issues.push({ path: `${nodePath}.agent`, message: `unknown agent "${node.agent}"` });
-    else checkTemplates(agent.system, `agents.${node.agent}.system`, before, scope);
-    if (!before.has(node.target)) {
-      const why =
-        node.target === node.name
-          ? 'is this review itself'
-          : seen.has(node.target) || exists(definition.root, node.target)
-            ? 'does not complete before this node'
-            : 'is not a node of this workflow';
-      issues.push({ path: `${nodePath}.target`, message: `step "${node.target}" ${why}` });
-    }
-    checkTemplates(node.instructions, `${nodePath}.instructions`, before, scope);
-  }
-
-  /**
-   * docs/design.md#agent-tools: a retrieval loop answers within maxSteps turns (prose, or JSON under responseFormat).
-   */
-  function checkRetrieval(node: PromptNode, agent: AgentConfig | undefined, nodePath: string): void {
-    const retrieval = node.retrieval;
-    if (!retrieval) return;
-    const where = `${nodePath}.retrieval`;
-    if (!references.corpora.has(retrieval.corpus)) references.corpora.set(retrieval.corpus, `${where}.corpus`);
-    if (retrieval.guard && 'auto' in retrieval.guard && retrieval.guard.reference) {
-      checkModel(retrieval.guard.reference, `${where}.guard.reference`, context, issues);
-    }
-    if (node.maxTurns !== undefined) {
-      issues.push({
-        path: `${nodePath}.maxTurns`,
-        message: 'has no effect with retrieval: its loop is bounded by retrieval.maxSteps; remove it',
-      });
-    }
-    const mode = retrieval.mode ?? DEFAULTS.retrieval.mode;
-    if (mode === 'json-actions' && agent?.tools && agent.tools.length > 0) {
-      issues.push({
-        path: `agents.${node.agent}.tools`,
-        message: 'json-actions mode sends no tools to the model; remove them or use mode "tools"',
-      });
-    }
-    const maxSteps = retrieval.maxSteps ?? DEFAULTS.retrieval.maxSteps;
-    const guard = retrieval.guard;
-    if (guard && 'minCalls' in guard && guard.minCalls >= maxSteps) {
-      issues.push({
-        path: `${where}.guard.minCalls`,
-        message: `must be below maxSteps (${maxSteps}): the model needs a turn to finalize after its retrievals`,
-      });
-    }
-  }
-
-  /** The budget first: only a schema within it is compiled (docs/design.md#security). */
-  function checkResponseFormat(schema: Record<string, unknown>, path: string): void {
-    const overBudget = checkSchemaBudget(schema, path);
-    if (overBudget.length > 0) {
-      issues.push(...overBudget);
-      return;
-    }
-    try {
-      compileSchema(schema);
-    } catch (err) {
-      const why = err instanceof InvalidSchemaError ? err.message : 'cannot be compiled';
-      issues.push({ path, message: `is not a valid JSON Schema: ${why}` });
-    }
   }
 
   function checkTemplates(value: unknown, valuePath: string, before: ReadonlySet<string>, refScope: Scope): void {

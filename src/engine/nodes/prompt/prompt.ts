@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { agentNameOf, type PromptNode } from '../../../domain/definition.js';
 import type { NodeAttempt, NodeContext, NodeHandler } from '../../node-context.js';
+import { checkPrompt } from './checks.js';
 import { converse } from './conversation.js';
 import { reflectOnFailure, reflectOnRequest } from './reflection.js';
 import { preparePrompt } from './request.js';
@@ -25,7 +26,7 @@ export const promptHandler: NodeHandler<PromptNode> = {
 
   reflectOnRequest,
 
-  check: (node, rules, site) => rules.prompt(node, site),
+  check: checkPrompt,
 
   redact(node, redactor) {
     const user = redactor.text(node.user);
