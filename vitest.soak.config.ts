@@ -9,7 +9,7 @@ export default defineConfig({
     environment: 'node',
     pool: 'forks',
     fileParallelism: false,
-    include: ['test/reliability/crash-cycles.test.ts', 'test/soak/**/*.soak.ts'],
+    include: ['test/process/crash-cycles.test.ts', 'test/soak/**/*.soak.ts'],
     testTimeout: 60 * 60_000,
     hookTimeout: 120_000,
   },

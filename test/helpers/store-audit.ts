@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
-import { identityOf, roleOf, turnsOf } from './crash-workload.js';
+import { identityOf, roleOf, turnsOf } from './process-workload.js';
 
 /**
  * A read-only look at a baton database left behind by a killed server (crash-cycles suite):
  * `PRAGMA integrity_check`, the workflows and nodes it holds (each node named by the identity the
- * workload gave it, see crash-workload.ts), and every record a completed node or a terminal
+ * workload gave it, see process-workload.ts), and every record a completed node or a terminal
  * workflow must have committed with it — events, spans and metrics rows — listed as problems when
  * missing. Table and view names are the migrations' (migrations/0001, 0003, 0006, 0008, 0010).
  */

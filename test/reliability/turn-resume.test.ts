@@ -1,6 +1,5 @@
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { callIdentity, conversationLength, getWorkflow, TERMINAL } from '../helpers/crash-calls.js';
 import {
   type FakeServer,
   type RecordedRequest,
@@ -8,6 +7,7 @@ import {
   textMessage,
   toolUseMessage,
 } from '../helpers/fake-anthropic.js';
+import { callIdentity, conversationLength, getWorkflow, TERMINAL } from '../helpers/process-calls.js';
 import { errorRecords, startServer, stopAllServers, tempDir, waitFor } from '../helpers/server-process.js';
 
 /**

@@ -2,9 +2,10 @@ import { seededRandom } from '../../src/metrics/selection.js';
 import { errorBody, type FakeReply, textMessage, toolUseMessage } from './fake-anthropic.js';
 
 /**
- * The workload of the crash-cycles suite: definitions mixing plain prompt sequences, parallel
- * branches, prompt-level reflection, an agent tool and spawned child workflows, all on
- * `anthropic/*` (the real SDK against the fake), and the fake's script that answers them.
+ * The workloads of the process suites (test/process/): plain prompt sequences (shutdown,
+ * crash-resume) and, for crash-cycles, definitions mixing sequences, parallel branches,
+ * prompt-level reflection, an agent tool and spawned child workflows, all on `anthropic/*` (the
+ * real SDK against the fake), and the fake's script that answers them.
  *
  * Every prompt's user message starts with the line "<tag> <node>" (the tag is unique per
  * workflow), and a spawned child's with "<tag> child" (one spawn per workflow), so that first line
@@ -103,6 +104,28 @@ function promptNode(prompt: PromptPlan): Record<string, unknown> {
 }
 
 const p = (name: string, data: Record<string, string> = {}): PromptPlan => ({ name, role: roleOf(name), data });
+
+/**
+ * A sequence of `steps` text prompts "<tag> step-<n>" on one agent; `chained`, each step after the
+ * first also gets the one before's output as `prev`.
+ */
+export function sequenceDefinition(
+  name: string,
+  tag: string,
+  steps: number,
+  { chained = false, options }: { chained?: boolean; options?: Record<string, unknown> } = {},
+): Record<string, unknown> & { input: { tag: string } } {
+  const prompts = Array.from({ length: steps }, (_, s) =>
+    p(`step-${s + 1}`, chained && s > 0 ? { prev: `step-${s}` } : {}),
+  );
+  return {
+    name,
+    input: { tag },
+    ...(options ? { options } : {}),
+    agents: { writer: { model: MODEL } },
+    root: { type: 'sequence', name: 'main', steps: prompts.map(promptNode) },
+  };
+}
 
 /** The root node of one kind, as a tree of prompt plans (containers are plain objects). */
 function shape(kind: Kind, random: () => number): { root: Record<string, unknown>; prompts: PromptPlan[] } {

@@ -1,7 +1,15 @@
-import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { callIdentity, firstUserMessage, getWorkflow } from '../helpers/crash-calls.js';
-import { type FakeServer, type RecordedRequest, startFakeAnthropic, textMessage } from '../helpers/fake-anthropic.js';
+import { type FakeServer, startFakeAnthropic, textMessage } from '../helpers/fake-anthropic.js';
+import {
+  callIdentity,
+  countByIdentity,
+  countRows,
+  firstUserMessage,
+  getWorkflow,
+  promptNodes,
+  waitAllTerminal,
+} from '../helpers/process-calls.js';
+import { expectedOutput, identityOf, sequenceDefinition } from '../helpers/process-workload.js';
 import { errorRecords, startServer, stopAllServers, tempDir, waitFor } from '../helpers/server-process.js';
 
 /**
@@ -11,7 +19,6 @@ import { errorRecords, startServer, stopAllServers, tempDir, waitFor } from '../
  */
 
 const WORKFLOWS = 30;
-const MODEL = 'anthropic/claude-sonnet-5-5';
 const RUN = Math.random().toString(36).slice(2, 8);
 
 interface Submitted {
@@ -21,33 +28,8 @@ interface Submitted {
 }
 
 const tagOf = (i: number) => `wf${String(i).padStart(2, '0')}-${RUN}`;
-const answerFor = (tag: string, node: string) => `answer(${tag} ${node})`;
-const key = (tag: string, node: string) => `${tag} ${node}`;
-
-function definition(i: number, steps: number) {
-  return {
-    name: `crash-resume-${i}`,
-    input: { tag: tagOf(i) },
-    agents: { writer: { model: MODEL } },
-    root: {
-      type: 'sequence',
-      name: 'main',
-      steps: Array.from({ length: steps }, (_, s) => ({
-        type: 'prompt',
-        name: `step-${s + 1}`,
-        agent: 'writer',
-        user: `{{input.tag}} step-${s + 1}`,
-        ...(s > 0 ? { data: { prev: `{{steps.step-${s}.output}}` } } : {}),
-      })),
-    },
-  };
-}
-
-function countByKey(requests: readonly RecordedRequest[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const request of requests) counts.set(callIdentity(request), (counts.get(callIdentity(request)) ?? 0) + 1);
-  return counts;
-}
+const answerFor = (tag: string, node: string) => expectedOutput(identityOf(tag, node)) as string;
+const key = identityOf;
 
 let fake: FakeServer;
 const tmp = tempDir('baton-crash-');
@@ -56,10 +38,9 @@ let replyCount = 0;
 beforeAll(async () => {
   fake = await startFakeAnthropic({
     defaultReply: (request) => {
-      const [tag = '?', node = '?'] = callIdentity(request).split(' ');
       // 150–300 ms, spread deterministically.
       const delayMs = 150 + ((replyCount++ * 53) % 151);
-      return { body: textMessage(answerFor(tag, node)), delayMs };
+      return { body: textMessage(expectedOutput(callIdentity(request)) as string), delayMs };
     },
   });
 });
@@ -87,7 +68,7 @@ describe('crash and resume (SIGKILL mid-run)', () => {
         const res = await fetch(`${first.url}/v1/workflows`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(definition(i, steps)),
+          body: JSON.stringify(sequenceDefinition(`crash-resume-${i}`, tagOf(i), steps, { chained: true })),
         });
         expect(res.status).toBe(202);
         const body = (await res.json()) as { id: string };
@@ -97,6 +78,7 @@ describe('crash and resume (SIGKILL mid-run)', () => {
     const totalNodes = submitted.reduce((sum, w) => sum + w.steps, 0);
     expect(totalNodes).toBe(105);
     const byId = new Map(submitted.map((w) => [w.id, w]));
+    const tags = new Set(submitted.map((w) => w.tag));
 
     // Wait until a good share of nodes completed while others are still running.
     await waitFor(
@@ -118,33 +100,23 @@ describe('crash and resume (SIGKILL mid-run)', () => {
     expect(exit.signal).toBe('SIGKILL');
 
     // What the store holds at the moment of the crash.
-    const db = new Database(dbPath, { readonly: true, fileMustExist: true });
-    const rows = db
-      .prepare("SELECT workflow_id AS workflowId, name, status FROM nodes WHERE type = 'prompt'")
-      .all() as Array<{
-      workflowId: string;
-      name: string;
-      status: string;
-    }>;
+    const rows = promptNodes(dbPath);
     // docs/design.md#events-spans-metrics-and-rewards: a completed node's spans commit with it, so the crash lost
     // none of them.
-    const completedWithoutSpans = db
-      .prepare(
-        `SELECT n.id FROM nodes n WHERE n.type = 'prompt' AND n.status = 'completed' AND (
-           NOT EXISTS (SELECT 1 FROM spans s WHERE s.node_id = n.id AND s.type = 'agent_span' AND s.status = 'ok')
-           OR NOT EXISTS (SELECT 1 FROM spans s WHERE s.node_id = n.id AND s.type = 'generation_span' AND s.status = 'ok'))`,
-      )
-      .all();
-    db.close();
-    expect(completedWithoutSpans).toEqual([]);
-    expect(rows).toHaveLength(totalNodes);
+    const completedWithoutSpans = countRows(
+      dbPath,
+      `SELECT count(*) FROM nodes n WHERE n.type = 'prompt' AND n.status = 'completed' AND (
+         NOT EXISTS (SELECT 1 FROM spans s WHERE s.node_id = n.id AND s.type = 'agent_span' AND s.status = 'ok')
+         OR NOT EXISTS (SELECT 1 FROM spans s WHERE s.node_id = n.id AND s.type = 'generation_span' AND s.status = 'ok'))`,
+    );
+    expect(completedWithoutSpans).toBe(0);
+    expect(rows.size).toBe(totalNodes);
     const completedBefore = new Set<string>();
     const runningBefore = new Set<string>();
-    for (const row of rows) {
-      const workflow = byId.get(row.workflowId);
-      expect(workflow, `node row of an unknown workflow ${row.workflowId}`).toBeDefined();
-      if (row.status === 'completed') completedBefore.add(key(workflow!.tag, row.name));
-      if (row.status === 'running') runningBefore.add(key(workflow!.tag, row.name));
+    for (const [identity, node] of rows) {
+      expect(tags.has(identity.split(' ')[0] ?? ''), `node row of an unknown workflow: ${identity}`).toBe(true);
+      if (node.status === 'completed') completedBefore.add(identity);
+      if (node.status === 'running') runningBefore.add(identity);
     }
     expect(completedBefore.size).toBeGreaterThanOrEqual(25);
     expect(completedBefore.size).toBeLessThan(totalNodes);
@@ -154,35 +126,27 @@ describe('crash and resume (SIGKILL mid-run)', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const cut = fake.requests.length;
     const before = fake.requests.slice(0, cut);
-    const beforeCounts = countByKey(before);
+    const beforeCounts = countByIdentity(before);
     // Before the crash every node was called at most once, and every completed node exactly once.
     for (const [k, n] of beforeCounts) expect(n, `calls before the crash for ${k}`).toBe(1);
     for (const k of completedBefore) expect(beforeCounts.get(k), `pre-crash calls for completed ${k}`).toBe(1);
 
     // Restart on the same database and the same fake.
     const second = await startServer({ dbPath, env });
-    const finals = await waitFor(
-      'every workflow terminal after the restart',
-      async () => {
-        const views = await Promise.all(submitted.map((w) => getWorkflow(second, w.id)));
-        return views.every((v) => ['completed', 'failed', 'cancelled'].includes(v.status)) ? views : undefined;
-      },
+    const finals = await waitAllTerminal(
+      second,
+      submitted.map((w) => w.id),
       20_000,
-      50,
     );
 
     // Terminal workflows leave no span open: the dead execution's spans ended `interrupted`.
-    const afterDb = new Database(dbPath, { readonly: true, fileMustExist: true });
-    const openSpans = afterDb.prepare('SELECT count(*) FROM spans WHERE status IS NULL').pluck().get();
-    const interrupted = afterDb.prepare("SELECT count(*) FROM spans WHERE status = 'interrupted'").pluck().get();
-    const nodesWithoutSpans = afterDb
-      .prepare(
-        `SELECT count(*) FROM nodes n WHERE n.type = 'prompt' AND NOT EXISTS
-           (SELECT 1 FROM spans s WHERE s.node_id = n.id AND s.type = 'generation_span' AND s.status = 'ok')`,
-      )
-      .pluck()
-      .get();
-    afterDb.close();
+    const openSpans = countRows(dbPath, 'SELECT count(*) FROM spans WHERE status IS NULL');
+    const interrupted = countRows(dbPath, "SELECT count(*) FROM spans WHERE status = 'interrupted'");
+    const nodesWithoutSpans = countRows(
+      dbPath,
+      `SELECT count(*) FROM nodes n WHERE n.type = 'prompt' AND NOT EXISTS
+         (SELECT 1 FROM spans s WHERE s.node_id = n.id AND s.type = 'generation_span' AND s.status = 'ok')`,
+    );
     expect(openSpans).toBe(0);
     expect(interrupted).toBeGreaterThan(0);
     expect(nodesWithoutSpans).toBe(0);
@@ -205,7 +169,7 @@ describe('crash and resume (SIGKILL mid-run)', () => {
     expect(errorRecords(second)).toEqual([]);
 
     const after = fake.requests.slice(cut);
-    const afterCounts = countByKey(after);
+    const afterCounts = countByIdentity(after);
     // No request after the restart for a node that had completed before the kill.
     const repeated = [...afterCounts.keys()].filter((k) => completedBefore.has(k));
     expect(repeated).toEqual([]);

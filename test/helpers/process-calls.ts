@@ -1,10 +1,11 @@
+import Database from 'better-sqlite3';
 import type { RecordedRequest } from './fake-anthropic.js';
-import type { ServerProcess } from './server-process.js';
+import { type ServerProcess, waitFor } from './server-process.js';
 
 /**
- * What the crash tests (test/e2e/crash-resume.test.ts, test/reliability/crash-cycles.test.ts)
- * share: naming the node a provider request is for, reading a workflow from the real server, and
- * the accounting of provider calls across kills.
+ * What the process suites (test/process/: shutdown, crash-resume, crash-cycles) share: naming the
+ * node a provider request is for, reading workflows from the real server or from its database
+ * file, and the accounting of provider calls across kills.
  */
 
 /** The rendered first user message of a Messages API request. */
@@ -17,6 +18,13 @@ export function firstUserMessage(request: RecordedRequest): string {
 
 /** The tests put "<tag> <node>" on the first line of every prompt: the node a call is for. */
 export const callIdentity = (request: RecordedRequest): string => firstUserMessage(request).split('\n')[0] ?? '';
+
+/** Provider requests per node identity. */
+export function countByIdentity(requests: readonly RecordedRequest[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const request of requests) counts.set(callIdentity(request), (counts.get(callIdentity(request)) ?? 0) + 1);
+  return counts;
+}
 
 /** How many messages the conversation holds: 1 for a first turn, 3 after a tool call or a re-ask. */
 export function conversationLength(request: RecordedRequest): number {
@@ -46,6 +54,53 @@ export async function getWorkflow(server: ServerProcess, id: string): Promise<Wo
   const res = await fetch(`${server.url}/v1/workflows/${id}`);
   if (res.status !== 200) throw new Error(`GET /v1/workflows/${id} answered ${res.status}: ${await res.text()}`);
   return (await res.json()) as WorkflowView;
+}
+
+/** Polls until every one of `ids` is terminal; their views. */
+export function waitAllTerminal(server: ServerProcess, ids: readonly string[], timeoutMs: number) {
+  return waitFor(
+    'every workflow terminal',
+    async () => {
+      const views = await Promise.all(ids.map((id) => getWorkflow(server, id)));
+      return views.every((v) => TERMINAL.has(v.status)) ? views : undefined;
+    },
+    timeoutMs,
+    50,
+  );
+}
+
+// --- the database file ---------------------------------------------------------------------------
+// Read-only, so also while a server runs on it (WAL readers do not block the writer).
+
+function readDb<T>(dbPath: string, read: (db: Database.Database) => T): T {
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** Prompt nodes by identity: "<tag> <node>", the tag being the workflow's `input.tag`. */
+export function promptNodes(dbPath: string): Map<string, { status: string; attempts: number }> {
+  const rows = readDb(dbPath, (db) =>
+    db
+      .prepare(
+        `SELECT json_extract(w.definition, '$.input.tag') || ' ' || n.name AS identity, n.status, n.attempts
+           FROM nodes n JOIN workflows w ON w.id = n.workflow_id WHERE n.type = 'prompt'`,
+      )
+      .all(),
+  ) as Array<{ identity: string; status: string; attempts: number }>;
+  return new Map(rows.map((r) => [r.identity, { status: r.status, attempts: r.attempts }]));
+}
+
+export function workflowStatuses(dbPath: string): string[] {
+  return readDb(dbPath, (db) => db.prepare('SELECT status FROM workflows').pluck().all() as string[]);
+}
+
+/** The count a query returns (`SELECT count(*) …`). */
+export function countRows(dbPath: string, sql: string): number {
+  return readDb(dbPath, (db) => Number(db.prepare(sql).pluck().get()));
 }
 
 // --- accounting across kills ---------------------------------------------------------------------
