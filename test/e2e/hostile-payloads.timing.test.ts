@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBareFastify } from '../helpers/bare-fastify-reference.js';
+import { median, probeHealth } from '../helpers/health-prober.js';
 import { HOSTILE_DEFINITIONS, REDOS_DEFINITION } from '../helpers/hostile-payloads.js';
 import { type ServerProcess, startServer, stopAllServers, tempDir } from '../helpers/server-process.js';
 
@@ -27,28 +28,6 @@ afterAll(async () => {
   await stopAllServers();
   tmp.cleanup();
 });
-
-/** Probes /healthz back to back until stopped; resolves with every latency in ms. */
-function probeHealth(url: string): { stop(): Promise<number[]> } {
-  const latencies: number[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      const res = await fetch(`${url}/healthz`);
-      await res.arrayBuffer();
-      latencies.push(performance.now() - started);
-      if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`);
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return latencies;
-    },
-  };
-}
 
 /**
  * The machine is shared: a probe can be delayed by another process for reasons the service does not
@@ -77,8 +56,6 @@ describe('hostile payloads against the real server process', () => {
       rounds.push(await measureRound(server.url, payloads, statuses));
       references.push(await measureRound(reference.url, payloads, undefined));
     }
-    const median = (values: number[]): number =>
-      [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
     const healthMedian = median(rounds.map((r) => r.worstHealthMs));
     const requestMedian = median(rounds.map((r) => r.worstRequestMs));
     const referenceHealth = median(references.map((r) => r.worstHealthMs));
