@@ -67,6 +67,7 @@ function workflow(): WorkflowRecord {
     error: null,
     cancelRequested: false,
     checkpoint: null,
+    routing: null,
     createdAt: now,
     startedAt: now,
     endedAt: null,

@@ -60,6 +60,7 @@ function workflow(tenantId: string): WorkflowRecord {
     error: null,
     cancelRequested: false,
     checkpoint: null,
+    routing: null,
     createdAt: Date.now(),
     startedAt: Date.now(),
     endedAt: null,

@@ -1,3 +1,4 @@
+import type { Routing } from './allocation.js';
 import type { NodeType, WorkflowDefinition } from './definition.js';
 import type { ErrorInfo } from './errors.js';
 import type { Status } from './status.js';
@@ -35,6 +36,8 @@ export interface WorkflowRecord {
    * approval.
    */
   checkpoint: Checkpoint | null;
+  /** Settled when the workflow was planned; null only on rows stored before migration 0027. */
+  routing: Routing | null;
   createdAt: number;
   startedAt: number | null;
   endedAt: number | null;

@@ -1,7 +1,7 @@
 import type { ResponseCache } from '../domain/cache.js';
 import type { WorkflowDefinition } from '../domain/definition.js';
 import { DEFAULTS } from '../domain/definition.js';
-import { AppError, ValidationError } from '../domain/errors.js';
+import { AppError } from '../domain/errors.js';
 import type {
   AgentRegistry,
   Clock,
@@ -24,9 +24,7 @@ import type { ReflectionRequest } from '../domain/reflection.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { cancelledError, isShutdown, shuttingDownError } from './errors.js';
-import { shareIdenticalSchemas } from './nodes/prompt/response-format.js';
 import { createReflectionDesk, type ReflectionState } from './reflection-desk.js';
-import { routingOf } from './run/allocation-of.js';
 import { Run, type RunStart } from './run/run.js';
 import { createSemaphore } from './run/semaphore.js';
 import type { CorpusReader, EngineServices } from './run/services.js';
@@ -34,11 +32,7 @@ import { SpawnLedger } from './run/spawn-ledger.js';
 import { TenantSpend } from './run/tenant-spend.js';
 import type { RetryPolicy } from './run/transport-retry.js';
 import { TreeBudgets } from './run/tree-budgets.js';
-import { resolveAgents } from './submission/agent-resolution.js';
-import { planWorkflow } from './submission/plan.js';
-import { settlePlanningPatterns } from './submission/planning-patterns.js';
-import { redactDefinition } from './submission/redaction.js';
-import { checkDefinition } from './submission/rules.js';
+import { prepareSubmission } from './submission/submit.js';
 
 /** What the API layer asks of the engine. */
 export interface Executor {
@@ -179,17 +173,6 @@ export function createExecutor(options: ExecutorOptions): Executor {
     isStopping: () => stopping,
   });
 
-  /** Every corpus a retrieval names is one of the tenant's (checked again when the prompt runs). */
-  async function checkCorpora(tenantId: string, corpora: ReadonlyMap<string, string>): Promise<void> {
-    const issues: Array<{ path: string; message: string }> = [];
-    for (const [corpus, path] of corpora) {
-      if (!(await options.corpora.get(tenantId, corpus)))
-        issues.push({ path, message: `you have no corpus "${corpus}"` });
-    }
-    const first = issues[0];
-    if (first) throw new ValidationError(`${first.path}: ${first.message}`, issues);
-  }
-
   /**
    * A child (declared or spawned) runs in a running place of its tenant like a root (docs/workflows.md#running-caps), taken ahead of roots waiting to start; its parent gave its own back if it only
    * waits. A child whose parent's signal aborts while it waits runs without one: it only records its end.
@@ -281,31 +264,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
 
     async submit(tenantId, submitted, idempotency) {
       if (stopping) throw shuttingDownError();
-      // Registered agents and selections first: the rules then check what the run will use.
-      const resolution = await resolveAgents(tenantId, submitted, { agents: options.agents, random: options.random });
-      const definition = await settlePlanningPatterns(tenantId, resolution.definition, {
-        usage: options.usage,
-        now: clock.now(),
-      });
-      shareIdenticalSchemas(definition.root);
-      const references = checkDefinition(definition, {
-        models: options.models,
-        toolNames: new Set(options.tools.names()),
-        defaultModel: options.models.defaultModel,
-        maxLlmCalls: options.maxLlmCallsPerWorkflow,
-      });
-      await checkCorpora(tenantId, references.corpora);
-      const now = clock.now();
-      const planned = planWorkflow(redactDefinition(definition), { tenantId, now });
-      // A critical task waits for a person (docs/design.md#complexity-allocation-selection-and-review): created idle,
-      // its run only announces the wait.
-      if (routingOf(definition).allocation?.human_checkpoint) {
-        planned.workflow.checkpoint = { state: 'pending', reason: null, at: null };
-      }
-      if (resolution.uses.length > 0) {
-        const workflowId = planned.workflow.id;
-        planned.agentUses = resolution.uses.map((use) => ({ ...use, workflowId, tenantId, createdAt: now }));
-      }
+      const planned = await prepareSubmission(tenantId, submitted, options, () => clock.now());
+      const now = planned.workflow.createdAt;
       const claim = idempotency && { ...idempotency, notBefore: now - IDEMPOTENCY_TTL_MS };
       const result = await store.create(planned, claim);
       if (result.kind === 'created') {

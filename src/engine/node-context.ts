@@ -1,3 +1,4 @@
+import type { Allocation } from '../domain/allocation.js';
 import type {
   AgentConfig,
   ChildDefinition,
@@ -22,7 +23,6 @@ import type { SpanFieldsByType, SpanStatus, SpanType } from '../domain/spans.js'
 import type { Complexity } from '../domain/task.js';
 import type { TemplateScope } from '../domain/templates.js';
 import type { EngagementFilter, EngagementSums, RetrievalRunRecord } from '../domain/tool-analytics.js';
-import type { Allocation } from '../routing/allocation.js';
 import type { RetrievedChunk } from '../tools/tool.js';
 import type { Deadline } from './run/deadline.js';
 
@@ -54,7 +54,7 @@ export interface RunView {
   readonly templateScope: TemplateScope;
   /** The task's complexity (declared, from its signals, or from the tree): what `model: "auto"` reads. */
   readonly complexity: Complexity;
-  /** The allocation of a routed workflow (its task described); null for a bare tree (allocation-of.ts). */
+  /** The allocation of a routed workflow (its task described); null for a bare tree (submission/routing.ts). */
   readonly allocation: Allocation | null;
   /** The workflow's node records by id (live: statuses and outputs as they are now). */
   readonly nodes: ReadonlyMap<string, Readonly<NodeRecord>>;

@@ -1,3 +1,4 @@
+import type { Allocation, Tier } from '../domain/allocation.js';
 import type { ReviewMode } from '../domain/definition.js';
 import type { AgentRole } from '../domain/names.js';
 import type { Complexity } from '../domain/task.js';
@@ -8,19 +9,6 @@ import type { Complexity } from '../domain/task.js';
  * agents may work at once, which model tier each role runs on, how a change is reviewed, whether
  * parallel steps really run in parallel, and whether a person approves before anything runs.
  */
-
-export type Tier = 'haiku' | 'sonnet' | 'opus';
-
-export interface Allocation {
-  max_agents: number;
-  /** null: the seed's "no planning needed" (a planning agent then runs on the development tier). */
-  planning: Tier | null;
-  development: Tier;
-  testing: Tier;
-  review: ReviewMode;
-  parallel: boolean;
-  human_checkpoint: boolean;
-}
 
 /** The seed table, exactly. */
 export const COMPLEXITY_ALLOCATIONS: Readonly<Record<Complexity, Allocation>> = {

@@ -1,16 +1,17 @@
 import { z } from 'zod';
 import type { NodeType } from '../domain/definition.js';
-import { type WorkflowDefinition, WorkflowDefinitionSchema } from '../domain/definition.js';
+import { REVIEW_MODES, type WorkflowDefinition, WorkflowDefinitionSchema } from '../domain/definition.js';
 import { type ErrorInfo, ErrorInfoSchema } from '../domain/errors.js';
 import { CHECKPOINT_STATES, type NodeRecord, type WorkflowRecord } from '../domain/records.js';
 import type { Status } from '../domain/status.js';
+import { COMPLEXITIES } from '../domain/task.js';
 
 /** Row shapes of the workflow tables and their mapping to domain records, both directions. */
 
 /** Every column but the definition: reads take it from a cache of parsed definitions (workflows.repo.ts). */
 export const WORKFLOW_READ_COLUMNS =
   'id, tenant_id, name, status, correlation_id, parent_workflow_id, parent_node_id, root_workflow_id, depth, ' +
-  'trace_id, output, error, cancel_requested, checkpoint, created_at, started_at, ended_at';
+  'trace_id, output, error, cancel_requested, checkpoint, routing, created_at, started_at, ended_at';
 export const WORKFLOW_COLUMNS = `${WORKFLOW_READ_COLUMNS}, definition`;
 export const NODE_COLUMNS =
   'id, workflow_id, parent_id, name, type, position, depth, status, attempts, output, error, child_workflow_id, ' +
@@ -31,6 +32,7 @@ export interface WorkflowRow {
   error: string | null;
   cancel_requested: number;
   checkpoint: string | null;
+  routing: string | null;
   created_at: number;
   started_at: number | null;
   ended_at: number | null;
@@ -95,6 +97,7 @@ export function toWorkflow(row: WorkflowRow, definition: WorkflowDefinition): Wo
     error: parseError(row.error),
     cancelRequested: row.cancel_requested === 1,
     checkpoint: row.checkpoint === null ? null : CheckpointSchema.parse(JSON.parse(row.checkpoint)),
+    routing: row.routing === null ? null : RoutingSchema.parse(JSON.parse(row.routing)),
     createdAt: row.created_at,
     startedAt: row.started_at,
     endedAt: row.ended_at,
@@ -102,6 +105,21 @@ export function toWorkflow(row: WorkflowRow, definition: WorkflowDefinition): Wo
 }
 
 const CacheKeysSchema = z.array(z.string());
+const TierSchema = z.enum(['haiku', 'sonnet', 'opus']);
+const RoutingSchema = z.strictObject({
+  complexity: z.enum(COMPLEXITIES),
+  allocation: z
+    .strictObject({
+      max_agents: z.int().min(1),
+      planning: TierSchema.nullable(),
+      development: TierSchema,
+      testing: TierSchema,
+      review: z.enum(REVIEW_MODES),
+      parallel: z.boolean(),
+      human_checkpoint: z.boolean(),
+    })
+    .nullable(),
+});
 const CheckpointSchema = z.strictObject({
   state: z.enum(CHECKPOINT_STATES),
   reason: z.string().nullable(),
@@ -145,6 +163,7 @@ export function workflowValues(w: WorkflowRecord, definitionText: string): unkno
     toJson(w.error),
     w.cancelRequested ? 1 : 0,
     toJson(w.checkpoint),
+    toJson(w.routing),
     w.createdAt,
     w.startedAt ?? null,
     w.endedAt ?? null,

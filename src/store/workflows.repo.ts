@@ -125,7 +125,7 @@ const DEFINITION_CACHE_BYTES = 8 * 1024 * 1024;
 export function createSqliteWorkflowStore(db: Db, committer: GroupCommitter): WorkflowStore {
   const journal = createJournalRepo(db);
   const insertWorkflow = db.prepare(
-    `INSERT INTO workflows (${WORKFLOW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO workflows (${WORKFLOW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const insertNode = db.prepare(
     `INSERT INTO nodes (${NODE_COLUMNS}, tenant_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

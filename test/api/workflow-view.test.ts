@@ -30,6 +30,7 @@ function workflow(over: Partial<WorkflowRecord> = {}): WorkflowRecord {
     error: null,
     cancelRequested: false,
     checkpoint: null,
+    routing: null,
     createdAt: T0,
     startedAt: T0 + 10,
     endedAt: null,

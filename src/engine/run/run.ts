@@ -1,3 +1,4 @@
+import type { Allocation } from '../../domain/allocation.js';
 import {
   type AgentConfig,
   agentNamed,
@@ -15,11 +16,11 @@ import type { Status } from '../../domain/status.js';
 import type { Complexity } from '../../domain/task.js';
 import { MISSING, type TemplateScope } from '../../domain/templates.js';
 import { metricsChanges, withPending } from '../../metrics/final.js';
-import type { Allocation } from '../../routing/allocation.js';
 import { cancelledError, isCancellation, isShutdown, shuttingDownError } from '../errors.js';
 import type { AgentSlots, Limits, NodeAttempt, NodeContext, RunView } from '../node-context.js';
 import { handlerOf } from '../nodes/table.js';
-import { agentSlots, routingOf } from './allocation-of.js';
+import { routingOf } from '../submission/routing.js';
+import { agentSlots } from './agent-slots.js';
 import { createChildLauncher } from './child-launcher.js';
 import { followedController, RunDeadlines } from './deadline.js';
 import { RunJournal } from './journal.js';
@@ -95,7 +96,8 @@ export class Run implements RunView {
       maxNodeOutputBytes: services.maxNodeOutputBytes,
       maxConversationBytes: services.maxConversationBytes,
     };
-    ({ complexity: this.complexity, allocation: this.allocation } = routingOf(this.definition));
+    // Settled when the workflow was planned; a row stored before migration 0027 has none yet.
+    ({ complexity: this.complexity, allocation: this.allocation } = workflow.routing ?? routingOf(this.definition));
     this.agentSlots = agentSlots(this.allocation);
     this.templateScope = {
       input: this.definition.input,

@@ -5,14 +5,13 @@ import {
   agentNamed,
   mapPrompts,
   type PromptNode,
-  promptNodesOf,
   somePrompt,
   type WorkflowDefinition,
 } from '../../domain/definition.js';
 import { ValidationError } from '../../domain/errors.js';
 import type { AgentRegistry, RandomSource } from '../../domain/ports.js';
+import type { Complexity } from '../../domain/task.js';
 import { type AutoDecision, decideAutoStrategy } from '../../metrics/auto-strategy.js';
-import { classifyComplexity } from '../../metrics/complexity.js';
 import { scoreCandidates } from '../../metrics/selection.js';
 import type { Issue } from './rules.js';
 
@@ -52,6 +51,8 @@ interface Candidate {
 export async function resolveAgents(
   tenantId: string,
   definition: WorkflowDefinition,
+  /** The workflow's complexity (its routing, settled once for the submission): selection history is per complexity. */
+  complexity: Complexity,
   deps: { agents: AgentRegistry; random: RandomSource },
 ): Promise<AgentResolution> {
   if (!needsResolution(definition)) return { definition, uses: [] };
@@ -60,7 +61,6 @@ export async function resolveAgents(
   const copied: Record<string, AgentConfig> = {};
   const lookups = new Map<string, RegisteredAgent | undefined>();
   const taskType = definition.task?.type ?? 'unspecified';
-  const complexity = classifyComplexity(definition.task, promptNodesOf(definition.root).size);
 
   let auto: Promise<AutoDecision> | undefined;
   const autoDecision = (): Promise<AutoDecision> => {

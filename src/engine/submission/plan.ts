@@ -1,7 +1,9 @@
+import type { Routing } from '../../domain/allocation.js';
 import { childrenOf, type WorkflowDefinition, type WorkflowNode } from '../../domain/definition.js';
 import { newId, newTraceId } from '../../domain/ids.js';
 import type { NewWorkflow } from '../../domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../../domain/records.js';
+import { routingOf } from './routing.js';
 
 /**
  * Turns a definition into the rows the store persists: one workflow row and one node row per node
@@ -14,7 +16,13 @@ export interface PlanParent {
 
 export function planWorkflow(
   definition: WorkflowDefinition,
-  options: { tenantId: string; now: number; parent?: PlanParent },
+  options: {
+    tenantId: string;
+    now: number;
+    parent?: PlanParent;
+    /** Its routing when the caller settled it already (a submission does, for agent selection). */
+    routing?: Routing;
+  },
 ): NewWorkflow {
   const id = newId('wf');
   const parent = options.parent;
@@ -34,6 +42,7 @@ export function planWorkflow(
     error: null,
     cancelRequested: false,
     checkpoint: null,
+    routing: options.routing ?? routingOf(definition),
     createdAt: options.now,
     startedAt: null,
     endedAt: null,

@@ -57,6 +57,7 @@ export class RunBuilder {
       error: options.error ?? null,
       cancelRequested: false,
       checkpoint: null,
+      routing: null,
       createdAt: T0 - 500,
       startedAt: T0,
       endedAt: this.endedAt,

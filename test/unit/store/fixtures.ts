@@ -71,6 +71,7 @@ export function newWorkflow(options: WorkflowOptions = {}): NewWorkflow {
     error: null,
     cancelRequested: false,
     checkpoint: null,
+    routing: null,
     createdAt: 1_700_000_000_000,
     startedAt: null,
     endedAt: null,

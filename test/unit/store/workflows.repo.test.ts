@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/domain/errors.js';
 import type { WorkflowEvent } from '../../../src/domain/events.js';
+import { COMPLEXITY_ALLOCATIONS } from '../../../src/routing/allocation.js';
 import { fixtureEvent } from '../../helpers/events.js';
 import { newWorkflow, node, openMemoryStore, type StoreFixture } from './fixtures.js';
 
@@ -28,6 +29,16 @@ describe('create, get and tenant scoping', () => {
     expect(await fx.store.get('acme', created.workflow.id)).toEqual(created.workflow);
     expect(await fx.store.getById(created.workflow.id)).toEqual(created.workflow);
     expect(await fx.store.nodes(created.workflow.id)).toEqual(created.nodes);
+  });
+
+  it('keeps the routing settled at planning, allocation and all (migration 0027)', async () => {
+    const created = newWorkflow();
+    created.workflow.routing = { complexity: 'critical', allocation: COMPLEXITY_ALLOCATIONS.critical };
+    await fx.store.create(created);
+    expect((await fx.store.getById(created.workflow.id))?.routing).toEqual({
+      complexity: 'critical',
+      allocation: COMPLEXITY_ALLOCATIONS.critical,
+    });
   });
 
   it('hides a workflow from every other tenant but not from the engine', async () => {
