@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * `npm run test:soak`: the long variants of the reliability suites (BATON_SOAK=1 raises their
- * counts, test/reliability/scale.ts) and the load soak, one file at a time so they do not compete.
+ * counts, test/support/scale.ts) and the load soak, one file at a time so they do not compete.
  */
 export default defineConfig({
   test: {

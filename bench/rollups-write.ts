@@ -26,7 +26,7 @@ import type { WorkflowRecord } from '../src/domain/records.js';
 import { type Db, openDatabase } from '../src/store/db.js';
 import { createGroupCommitter } from '../src/store/group-commit.js';
 import { createSqliteWorkflowStore } from '../src/store/workflows.repo.js';
-import { writeUsageHistory } from '../test/helpers/usage-history.js';
+import { writeUsageHistory } from '../test/support/usage-history.js';
 
 const COMMITS = Number(process.env.BENCH_ROLLUPS_COMMITS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROLLUPS_ROUNDS ?? 7);

@@ -6,7 +6,7 @@ import type { Db } from './db.js';
  * UTF-8 (uint16 LE), then that UTF-8 compressed (chunk-codec.ts, LZ77). Stored as it was, the
  * chunks cost 1.14× their document's text (the overlap) before any row overhead, and a corpus took
  * ~1.9× its text on disk; compressed, ~0.7× (prose) to ~0.8× (markdown), the corpus ~1.3-1.5×
- * (docs/retrieval.md#retrieval-corpora, test/reliability/corpus-storage.test.ts). Per chunk, not per
+ * (docs/retrieval.md#retrieval-corpora, test/api/corpus-storage.test.ts). Per chunk, not per
  * document: a search decodes only the chunks it returns, never a whole document. Not zlib: an
  * inflate call costs ~100-200 µs in Node whatever its size (measured in a search worker: +0.24 ms a
  * search of 8 hits, ~7%); these chunks decode in a few µs each.

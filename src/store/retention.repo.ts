@@ -36,7 +36,7 @@ const RECLAIM_STEP_PAGES = 4_096;
 
 /**
  * Every table holding rows of one workflow, by its workflow column, in a delete order the foreign
- * keys accept (rows referencing nodes and workflows first). test/reliability/retention.test.ts counts
+ * keys accept (rows referencing nodes and workflows first). test/api/retention.test.ts counts
  * an old tree's rows in every table with a `workflow_id` column: a new such table must be listed here.
  */
 const WORKFLOW_OWNED_TABLES: ReadonlyArray<readonly [table: string, column: string]> = [

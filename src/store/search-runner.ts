@@ -5,7 +5,7 @@ import { createCorpusSearcher, type SearchRequest } from './corpus-search.js';
 import type { Db } from './db.js';
 
 /**
- * Where searches run (issue 17: one search at the corpus cap held the event loop 1.4 s). Over a
+ * Where searches run (one search at the corpus cap once held the event loop 1.4 s). Over a
  * database file: in a pool of worker threads (search-worker.ts), each with its own read-only
  * connection, in arrival order. Over `:memory:` (tests): in this thread, on the service's own
  * connection, since no second connection can open an in-memory database. Both ways a tenant has at

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_AGENTS_PER_TENANT, MAX_VERSIONS_PER_AGENT } from '../../src/domain/agents.js';
-import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
+import { buildTestApp, type TestApp, waitForStatus } from '../support/build-app.js';
 
 /**
  * The agent registry over the real app and SQLite (docs/design.md#workflow-definitions,

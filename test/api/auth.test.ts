@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { definition, prompt, submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
+import { definition, prompt, submit } from '../support/api-fixtures.js';
+import { buildTestApp, type TestApp, waitForStatus } from '../support/build-app.js';
 
 const KEY_A = 'key-of-tenant-a-0123456789';
 const KEY_B = 'key-of-tenant-b-9876543210';

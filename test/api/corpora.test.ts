@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCUMENTS_BODY_LIMIT_BYTES } from '../../src/api/corpora.routes.js';
 import { MAX_CORPORA_PER_TENANT, MAX_DOCUMENT_CHARS, MAX_QUERY_CHARS } from '../../src/domain/corpus.js';
-import { buildTestApp, type TestApp } from '../helpers/build-app.js';
+import { buildTestApp, type TestApp } from '../support/build-app.js';
 
 /**
  * The corpora API over the real app and SQLite (docs/design.md#agent-tools, docs/design.md#http-api-conventions):

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Json, submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, type TestApp } from '../helpers/build-app.js';
-import { createManualClock, MANUAL_CLOCK_START, settleEventLoop } from '../helpers/manual-clock.js';
+import { type Json, submit } from '../support/api-fixtures.js';
+import { buildTestApp, type TestApp } from '../support/build-app.js';
+import { createManualClock, MANUAL_CLOCK_START, settleEventLoop } from '../support/manual-clock.js';
 
 /**
  * GET /v1/dashboard, /v1/analytics/tools and /v1/analytics/models against figures this test

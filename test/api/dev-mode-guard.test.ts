@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helpers/build-app.js';
+import { buildTestApp, type TestApp } from '../support/build-app.js';
 
 /**
- * The keyless dev mode (issue: it answered any Host, so DNS rebinding read everything, and accepted
+ * The keyless dev mode (found by an attack: it answered any Host, so DNS rebinding read everything, and accepted
  * bodiless cross-site POSTs: `approve`, `cancel` → 202). Only loopback host names are answered, and
  * a state-changing request a browser marks as coming from another origin is refused.
  */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { definition, type Json, prompt, submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, type TestApp } from '../helpers/build-app.js';
+import { definition, type Json, prompt, submit } from '../support/api-fixtures.js';
+import { buildTestApp, type TestApp } from '../support/build-app.js';
 
 /** What a new user reads when a request is wrong: plain words, the place, and a hint when one fits. */
 

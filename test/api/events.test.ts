@@ -1,8 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allEvents, definition, prompt, submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, quickStartExample, type TestApp, waitForStatus } from '../helpers/build-app.js';
+import { allEvents, definition, prompt, submit } from '../support/api-fixtures.js';
+import { buildTestApp, quickStartExample, type TestApp, waitForStatus } from '../support/build-app.js';
 
 let t: TestApp;
 let base: { host: string; port: number };

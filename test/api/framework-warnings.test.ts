@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helpers/build-app.js';
+import { buildTestApp, type TestApp } from '../support/build-app.js';
 
 /**
  * Building the app raises no process warning: a deprecation fastify reports (FSTDEP022 for the

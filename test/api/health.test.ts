@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { definition, prompt, submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, type TestApp } from '../helpers/build-app.js';
+import { definition, prompt, submit } from '../support/api-fixtures.js';
+import { buildTestApp, type TestApp } from '../support/build-app.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { definition, type Json, prompt, submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
-import { HOSTILE_DEFINITIONS, REDOS_DEFINITION } from '../helpers/hostile-payloads.js';
+import { definition, type Json, prompt, submit } from '../support/api-fixtures.js';
+import { buildTestApp, type TestApp, waitForStatus } from '../support/build-app.js';
+import { HOSTILE_DEFINITIONS, REDOS_DEFINITION } from '../support/hostile-payloads.js';
 
 /**
  * The payloads that stopped the service for every tenant (a heap bomb through the simulated model,

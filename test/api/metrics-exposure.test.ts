@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
+import { buildTestApp, type TestApp, waitForStatus } from '../support/build-app.js';
 
 /**
- * What `/metrics` publishes (issue: `sim/<anything>` is accepted as a model, every name became a
+ * What `/metrics` publishes (found by an attack: `sim/<anything>` is accepted as a model, every name became a
  * label — 3 000 names took the scrape from 309 to 1 670 series — and a tenant's
  * `sim/tenant-a-secret-project-7` was readable by anyone without a key). Models are labelled by
  * provider and tier only, and METRICS_TOKEN protects the path.

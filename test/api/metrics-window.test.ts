@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { definition, prompt, submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
+import { definition, prompt, submit } from '../support/api-fixtures.js';
+import { buildTestApp, type TestApp, waitForStatus } from '../support/build-app.js';
 
 /** The averages cover the whole filtered window, whatever the page size; the lists page with a cursor. */
 let t: TestApp;

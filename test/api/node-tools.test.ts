@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { definition, findNode, type NodeJson, prompt, submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
+import { definition, findNode, type NodeJson, prompt, submit } from '../support/api-fixtures.js';
+import { buildTestApp, type TestApp, waitForStatus } from '../support/build-app.js';
 
 /**
  * POST /v1/workflows/{id}/nodes/{nodeId}/tools/{tool}: a read-only tool run as a node

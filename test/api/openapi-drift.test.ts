@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatOpenApi, OPENAPI_PATH } from '../../scripts/openapi.js';
-import { buildTestApp, quickStartExample, type TestApp } from '../helpers/build-app.js';
+import { buildTestApp, quickStartExample, type TestApp } from '../support/build-app.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LlmRequest } from '../../src/domain/llm.js';
 import { systemClock } from '../../src/inproc/clock.js';
 import { createSimulatedProvider } from '../../src/llm/simulated.js';
-import { type Json, submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
+import { type Json, submit } from '../support/api-fixtures.js';
+import { buildTestApp, type TestApp, waitForStatus } from '../support/build-app.js';
 
 /**
  * Successful patterns (docs/analytics.md#successful-patterns): GET /v1/analytics/patterns over real runs,

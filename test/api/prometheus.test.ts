@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
-import { definition, prompt, submit } from '../helpers/api-fixtures.js';
-import { waitForStatus } from '../helpers/build-app.js';
-import { type MetricFamily, parsePrometheusText } from '../helpers/prometheus-text.js';
+import { definition, prompt, submit } from '../support/api-fixtures.js';
+import { waitForStatus } from '../support/build-app.js';
+import { type MetricFamily, parsePrometheusText } from '../support/prometheus-text.js';
 
 /**
  * `GET /metrics` on the real app (docs/design.md#http-api-conventions): real workflows on the sim provider move the

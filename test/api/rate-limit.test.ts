@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRateLimiter } from '../../src/api/http/rate-limit.js';
-import { buildTestApp, type TestApp } from '../helpers/build-app.js';
+import { buildTestApp, type TestApp } from '../support/build-app.js';
 
 const KEY_A = 'key-of-tenant-a-0123456789';
 const KEY_B = 'key-of-tenant-b-9876543210';

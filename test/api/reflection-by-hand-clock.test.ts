@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { findNode, type NodeJson, submit } from '../helpers/api-fixtures.js';
-import { useAnthropicTestApp, waitForStatus } from '../helpers/build-app.js';
-import { createManualClock } from '../helpers/manual-clock.js';
+import { findNode, type NodeJson, submit } from '../support/api-fixtures.js';
+import { useAnthropicTestApp, waitForStatus } from '../support/build-app.js';
+import { createManualClock } from '../support/manual-clock.js';
 
 /**
  * Reflection by hand on a manual clock (docs/workflows.md#reflection): a reopened workflow gets its whole

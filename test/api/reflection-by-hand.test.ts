@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { allEvents, findNode, type NodeJson, submit } from '../helpers/api-fixtures.js';
-import { useAnthropicTestApp, waitForStatus } from '../helpers/build-app.js';
-import { textMessage } from '../helpers/fake-anthropic.js';
+import { allEvents, findNode, type NodeJson, submit } from '../support/api-fixtures.js';
+import { useAnthropicTestApp, waitForStatus } from '../support/build-app.js';
+import { textMessage } from '../support/fake-anthropic.js';
 
 /**
  * groundswell's reflection controls (docs/workflows.md#reflection): `GET …/reflection` says which levels are

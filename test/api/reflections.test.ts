@@ -5,8 +5,8 @@ import { loadConfig } from '../../src/config.js';
 import { createDeps, type Deps } from '../../src/deps.js';
 import { newId } from '../../src/domain/ids.js';
 import type { ReflectionEntry } from '../../src/domain/reflection.js';
-import { definition, prompt, submit } from '../helpers/api-fixtures.js';
-import { waitForStatus } from '../helpers/build-app.js';
+import { definition, prompt, submit } from '../support/api-fixtures.js';
+import { waitForStatus } from '../support/build-app.js';
 
 const KEY_A = 'key-of-tenant-a-0123456789';
 const KEY_B = 'key-of-tenant-b-9876543210';

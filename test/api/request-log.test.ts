@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logging/logger.js';
-import { definition, prompt, submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, waitForStatus } from '../helpers/build-app.js';
-import { createManualClock } from '../helpers/manual-clock.js';
+import { definition, prompt, submit } from '../support/api-fixtures.js';
+import { buildTestApp, waitForStatus } from '../support/build-app.js';
+import { createManualClock } from '../support/manual-clock.js';
 
 function capture(): { lines: Array<Record<string, unknown>>; stream: Writable } {
   const lines: Array<Record<string, unknown>> = [];

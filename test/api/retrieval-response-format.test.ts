@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useOpenAiTestApp, waitForStatus } from '../helpers/build-app.js';
-import { riversWorkflow, seedCorpus } from '../helpers/corpus-fixture.js';
-import { chatText } from '../helpers/fake-openai.js';
+import { useOpenAiTestApp, waitForStatus } from '../support/build-app.js';
+import { riversWorkflow, seedCorpus } from '../support/corpus-fixture.js';
+import { chatText } from '../support/fake-openai.js';
 
 /**
- * Issue 18 item 4: `maxTurns` on a retrieval prompt was accepted and ignored (its loop is bounded by
+ * `maxTurns` on a retrieval prompt was accepted and ignored (its loop is bounded by
  * `retrieval.maxSteps`): it is refused with a 400. `responseFormat` with `retrieval` was refused; it
  * is allowed: the final answer is validated against the schema, with the usual re-ask turn.
  */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp } from '../helpers/build-app.js';
+import { buildTestApp, type TestApp } from '../support/build-app.js';
 
 /**
  * POST /v1/complexity/classify (a dry run) and GET /v1/models

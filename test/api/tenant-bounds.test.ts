@@ -1,9 +1,9 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { definition, prompt, submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
-import { advanceUntil, createManualClock, settleEventLoop } from '../helpers/manual-clock.js';
+import { definition, prompt, submit } from '../support/api-fixtures.js';
+import { buildTestApp, type TestApp, waitForStatus } from '../support/build-app.js';
+import { advanceUntil, createManualClock, settleEventLoop } from '../support/manual-clock.js';
 
 /**
  * Per-tenant bounds (docs/design.md#security): running workflows per tenant with fair scheduling across tenants,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, quickStartExample, type TestApp } from '../helpers/build-app.js';
+import { buildTestApp, quickStartExample, type TestApp } from '../support/build-app.js';
 
 /**
  * A JSON body sent as text/plain (what `fetch(url, { method: 'POST', body: JSON.stringify(x) })` sends

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolAuditExample } from '../../src/api/http/examples.js';
 import { AUDIT_LIMITS } from '../../src/tools/description-audit.js';
-import { buildTestApp, type TestApp } from '../helpers/build-app.js';
+import { buildTestApp, type TestApp } from '../support/build-app.js';
 
 /** GET /v1/tools and POST /v1/tools/audit (docs/design.md#agent-tools, docs/design.md#http-api-conventions). */
 let t: TestApp;

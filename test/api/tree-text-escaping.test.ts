@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeView } from '../../src/api/http/schemas.js';
 import { renderTreeText } from '../../src/api/workflows/workflow-view.js';
-import { BIDI, HOSTILE_NAME, ZERO_WIDTH } from '../helpers/hostile-text.js';
+import { BIDI, HOSTILE_NAME, ZERO_WIDTH } from '../support/hostile-text.js';
 
 /**
- * Issue 17 item 11: `GET /v1/workflows/:id/tree?format=text` is read in terminals. Every name it
+ * `GET /v1/workflows/:id/tree?format=text` is read in terminals. Every name it
  * prints is a client's or a model's words (rows written before the name rules, a spawned child's
  * name): control characters (C0, DEL, C1), bidi controls and other format characters (Cf), line
  * and paragraph separators come out escaped and visible (`\u001b`), so no name can start a line,

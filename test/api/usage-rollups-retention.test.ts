@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildTestApp, type TestApp, waitForStatus } from '../helpers/build-app.js';
-import { createManualClock } from '../helpers/manual-clock.js';
-import { tempDir } from '../helpers/server-process.js';
+import { buildTestApp, type TestApp, waitForStatus } from '../support/build-app.js';
+import { createManualClock } from '../support/manual-clock.js';
+import { tempDir } from '../support/server-process.js';
 
 /**
  * Retention and the usage roll-ups (docs/operations.md#retention): the sweep deletes a finished tree's raw

@@ -105,7 +105,7 @@ describe('toWorkflowView', () => {
   });
 
   it('lists spawned child workflows under the node that spawned them, marked spawned', () => {
-    // Issue 18 item 1: spawned children were missing from the tree (only `workflow` nodes were followed).
+    // Spawned children were missing from the tree (only `workflow` nodes were followed).
     const spawned = buildNodeTree(
       [node('s-root', null, 0, { name: 'helper', workflowId: 'wf_3' })],
       NO_CHILD_TREES,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allEvents, definition, findNode, type NodeJson, prompt, submit } from '../helpers/api-fixtures.js';
-import { buildTestApp, quickStartExample, type TestApp, waitForStatus } from '../helpers/build-app.js';
-import { createManualClock, settleEventLoop } from '../helpers/manual-clock.js';
+import { allEvents, definition, findNode, type NodeJson, prompt, submit } from '../support/api-fixtures.js';
+import { buildTestApp, quickStartExample, type TestApp, waitForStatus } from '../support/build-app.js';
+import { createManualClock, settleEventLoop } from '../support/manual-clock.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -110,7 +110,7 @@ describe('node kinds', () => {
 
   it('runs parallel branches concurrently: both calls start before either ends; two 300 ms steps take 300 ms', async () => {
     // On a manual clock: the simulated latency elapses only when the test advances time (the one
-    // real-time version of this check is test/api/parallel-smoke.timing.test.ts).
+    // real-time version of this check is test/engine/parallel-smoke.timing.test.ts).
     const clock = createManualClock();
     const timed = await buildTestApp({}, { clock });
     try {

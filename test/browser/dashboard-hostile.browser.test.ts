@@ -13,7 +13,7 @@ import {
   startNetworkTrap,
   staysLocal,
   watchPage,
-} from '../helpers/dashboard-browser.js';
+} from '../support/dashboard-browser.js';
 import {
   errorBody,
   type FakeReply,
@@ -22,7 +22,7 @@ import {
   startFakeAnthropic,
   textMessage,
   toolUseMessage,
-} from '../helpers/fake-anthropic.js';
+} from '../support/fake-anthropic.js';
 import {
   BIDI,
   HOSTILE_ANSWER,
@@ -35,7 +35,8 @@ import {
   PWNED_PREFIX,
   SCRIPT_URLS,
   unbrokenWord,
-} from '../helpers/hostile-text.js';
+} from '../support/hostile-text.js';
+import { reportFigures } from '../support/scale.js';
 import {
   REPO_ROOT,
   type ServerProcess,
@@ -43,8 +44,7 @@ import {
   stopAllServers,
   tempDir,
   waitFor,
-} from '../helpers/server-process.js';
-import { reportFigures } from '../reliability/scale.js';
+} from '../support/server-process.js';
 
 /**
  * The dashboard (web/) in Chromium against the real server, every page of it, after the server was
@@ -55,7 +55,7 @@ import { reportFigures } from '../reliability/scale.js';
  *
  * The page runs with its CSP bypassed: the CSP would block inline script anyway, and the test is
  * of what the page does with text, not of the CSP. On every view an in-page audit
- * (test/helpers/dashboard-audit.browser.js) checks: no element or attribute the page never
+ * (test/support/dashboard-audit.browser.js) checks: no element or attribute the page never
  * creates, no `javascript:` URL, no payload global, no dialog, no page error; the page does not
  * scroll sideways and no box or text spills out of the box holding it unless that box scrolls; no
  * text of over 100 000 characters is laid out, one of over 10 000 only in a scrolling box no taller
@@ -65,7 +65,7 @@ import { reportFigures } from '../reliability/scale.js';
  * Chromium's proxy is a trap on 127.0.0.1 that catches whatever the page handlers do not see.
  */
 
-const AUDIT_SCRIPT = path.join(REPO_ROOT, 'test/helpers/dashboard-audit.browser.js');
+const AUDIT_SCRIPT = path.join(REPO_ROOT, 'test/support/dashboard-audit.browser.js');
 const VIEWPORT = { width: 1280, height: 900 };
 /**
  * Texts this long must be in a scrolling box, and none may be longer than the maximum: the 1 MB

@@ -10,8 +10,8 @@ import {
   type PageWatch,
   serverApi,
   watchPage,
-} from '../helpers/dashboard-browser.js';
-import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } from '../helpers/server-process.js';
+} from '../support/dashboard-browser.js';
+import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } from '../support/server-process.js';
 
 /**
  * The web dashboard in a real browser (Debian chromium driven by playwright-core) against the real

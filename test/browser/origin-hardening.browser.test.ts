@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardLoopback, launchChromium, serverApi } from '../helpers/dashboard-browser.js';
-import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } from '../helpers/server-process.js';
+import { guardLoopback, launchChromium, serverApi } from '../support/dashboard-browser.js';
+import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } from '../support/server-process.js';
 
 /**
  * The browser-side holes of the keyless dev mode and of the shared origin, in a real Chromium

@@ -7,8 +7,8 @@ import {
   startFakeAnthropic,
   textMessage,
   toolUseMessage,
-} from '../helpers/fake-anthropic.js';
-import { chatError, chatText, chatToolCall, startFakeOpenAi } from '../helpers/fake-openai.js';
+} from '../support/fake-anthropic.js';
+import { chatError, chatText, chatToolCall, startFakeOpenAi } from '../support/fake-openai.js';
 import {
   httpHarness,
   MAX_RESPONSE_BYTES,

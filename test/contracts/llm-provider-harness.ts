@@ -1,6 +1,6 @@
 import type { LlmMessage, LlmRequest, LlmResponse, ToolDefinition } from '../../src/domain/llm.js';
 import type { LlmProvider } from '../../src/domain/ports.js';
-import type { FakeReply, FakeServer, ReplySource } from '../helpers/fake-anthropic.js';
+import type { FakeReply, FakeServer, ReplySource } from '../support/fake-anthropic.js';
 
 /**
  * What the LlmProvider contract (llm-provider.contract.test.ts) needs from each adapter: how to

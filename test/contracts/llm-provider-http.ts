@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_TOOL_NAME_CHARS, MAX_TOOL_USE_ID_CHARS, responseText } from '../../src/domain/llm.js';
-import { waitUntil } from '../helpers/api-fixtures.js';
-import type { FakeReply, FakeServer } from '../helpers/fake-anthropic.js';
-import { providerFailure } from '../helpers/provider-failure.js';
-import { createGate } from '../helpers/scripted-model.js';
+import { waitUntil } from '../support/api-fixtures.js';
+import type { FakeReply, FakeServer } from '../support/fake-anthropic.js';
+import { providerFailure } from '../support/provider-failure.js';
+import { createGate } from '../support/scripted-model.js';
 import { type Harness, type HttpSide, retrieveTool, toolTurns } from './llm-provider-harness.js';
 
 /**

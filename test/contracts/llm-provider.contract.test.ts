@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { responseText, type StopReason } from '../../src/domain/llm.js';
-import { waitUntil } from '../helpers/api-fixtures.js';
-import { providerFailure } from '../helpers/provider-failure.js';
+import { waitUntil } from '../support/api-fixtures.js';
+import { providerFailure } from '../support/provider-failure.js';
 import { anthropic, openai } from './llm-provider-adapters.js';
 import { type Harness, type ProviderAdapter, type Reply, retrieveTool, toolTurns } from './llm-provider-harness.js';
 import { httpContract } from './llm-provider-http.js';

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { seededRandom } from '../../src/metrics/selection.js';
-import { type FakeServer, type RecordedRequest, startFakeAnthropic } from '../helpers/fake-anthropic.js';
+import { type FakeServer, type RecordedRequest, startFakeAnthropic } from '../support/fake-anthropic.js';
 import {
   accountCalls,
   callIdentity,
@@ -11,7 +11,7 @@ import {
   type KillState,
   type LoggedCall,
   TERMINAL,
-} from '../helpers/process-calls.js';
+} from '../support/process-calls.js';
 import {
   answerFor,
   expectedOutput,
@@ -22,7 +22,8 @@ import {
   planWorkflows,
   spawnedIdentity,
   type WorkflowPlan,
-} from '../helpers/process-workload.js';
+} from '../support/process-workload.js';
+import { reportFigures, scale } from '../support/scale.js';
 import {
   errorRecords,
   type ServerProcess,
@@ -30,24 +31,23 @@ import {
   stopAllServers,
   tempDir,
   waitFor,
-} from '../helpers/server-process.js';
-import { auditStore, type NodeRow, type StoreAudit, type WorkflowRow } from '../helpers/store-audit.js';
-import { reportFigures, scale } from '../reliability/scale.js';
+} from '../support/server-process.js';
+import { auditStore, type NodeRow, type StoreAudit, type WorkflowRow } from '../support/store-audit.js';
 
 /**
- * Crash cycles (issue 11): the real server as a child process, SIGKILLed at seeded random moments
+ * Crash cycles: the real server as a child process, SIGKILLed at seeded random moments
  * while provider calls are in flight, restarted on the same SQLite file, again and again, while
  * submissions keep arriving — one accepted right before each kill, one racing it. The fake
  * Anthropic API answers in 50–500 ms, 5% of the time with 429 + `retry-after: 1`, 2% with 529, to
  * workflows mixing prompt sequences, parallel branches, prompt-level reflection, an agent tool and
- * spawned children (test/helpers/process-workload.ts).
+ * spawned children (test/support/process-workload.ts).
  *
  * After every kill, with the server dead: `PRAGMA integrity_check` is ok, every accepted workflow
  * has its row, and every completed node and terminal workflow has its events, spans and metrics
- * rows (test/helpers/store-audit.ts). After the last restart every accepted workflow is terminal
+ * rows (test/support/store-audit.ts). After the last restart every accepted workflow is terminal
  * within 120 s with the outputs the script implies, and the fake's request log shows no call
  * repeated for a node completed before a kill and at most one more per kill for a node in flight
- * (test/helpers/process-calls.ts explains the keying).
+ * (test/support/process-calls.ts explains the keying).
  *
  * Replay a run with CRASH_SEED=<the seed in the figures line>.
  */
@@ -361,7 +361,7 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
 
     expectRequestsAsPlanned(children);
 
-    // The request log (issue 17 item 7): no durable call — of a completed node, or a committed
+    // The request log: no durable call — of a completed node, or a committed
     // turn — is sent again, a call in flight at a kill at most once more: ≤ 1 repeated request per
     // call in flight at a kill. The kills did land with calls in flight.
     const account = accountCalls(calls, kills);
@@ -408,7 +408,7 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
   });
 });
 
-describe('the call accounting (test/helpers/process-calls.ts)', () => {
+describe('the call accounting (test/support/process-calls.ts)', () => {
   it('tells a transport retry and a re-call of a call in flight from a repeat', () => {
     const call = (life: number, identity: string, turns: number, outcome = 'ok'): LoggedCall => ({
       life,

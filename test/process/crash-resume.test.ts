@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeServer, startFakeAnthropic, textMessage } from '../helpers/fake-anthropic.js';
+import { type FakeServer, startFakeAnthropic, textMessage } from '../support/fake-anthropic.js';
 import {
   callIdentity,
   countByIdentity,
@@ -8,9 +8,9 @@ import {
   getWorkflow,
   promptNodes,
   waitAllTerminal,
-} from '../helpers/process-calls.js';
-import { expectedOutput, identityOf, sequenceDefinition } from '../helpers/process-workload.js';
-import { errorRecords, startServer, stopAllServers, tempDir, waitFor } from '../helpers/server-process.js';
+} from '../support/process-calls.js';
+import { expectedOutput, identityOf, sequenceDefinition } from '../support/process-workload.js';
+import { errorRecords, startServer, stopAllServers, tempDir, waitFor } from '../support/server-process.js';
 
 /**
  * docs/design.md#execution acceptance: SIGKILL the real process mid-run, restart it on the same SQLite file, and

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeServer, type RecordedRequest, startFakeAnthropic, textMessage } from '../helpers/fake-anthropic.js';
+import { type FakeServer, type RecordedRequest, startFakeAnthropic, textMessage } from '../support/fake-anthropic.js';
 import {
   type EventStream,
   type Outcome,
@@ -7,7 +7,7 @@ import {
   pausedRead,
   refused,
   slowUpload,
-} from '../helpers/http-client.js';
+} from '../support/http-client.js';
 import {
   callIdentity,
   countByIdentity,
@@ -15,8 +15,9 @@ import {
   promptNodes,
   waitAllTerminal,
   workflowStatuses,
-} from '../helpers/process-calls.js';
-import { expectedOutput, sequenceDefinition } from '../helpers/process-workload.js';
+} from '../support/process-calls.js';
+import { expectedOutput, sequenceDefinition } from '../support/process-workload.js';
+import { reportFigures } from '../support/scale.js';
 import {
   errorRecords,
   type ServerProcess,
@@ -24,9 +25,8 @@ import {
   stopAllServers,
   tempDir,
   waitFor,
-} from '../helpers/server-process.js';
-import { expectDrainAnswer, keepAliveLoop, postJson, probeUntilExit } from '../helpers/shutdown-traffic.js';
-import { reportFigures } from '../reliability/scale.js';
+} from '../support/server-process.js';
+import { expectDrainAnswer, keepAliveLoop, postJson, probeUntilExit } from '../support/shutdown-traffic.js';
 
 /**
  * Graceful shutdown (README; docs/design.md#execution, #http-api-conventions), the real server as
@@ -317,7 +317,7 @@ describe('SIGTERM under load', () => {
   });
 
   /**
-   * Issue 11: SIGTERM with 50 HTTP requests in flight and 100 workflows running, the real Anthropic
+   * SIGTERM with 50 HTTP requests in flight and 100 workflows running, the real Anthropic
    * SDK against a fake with latency. At the signal the 100 workflows are running: step 2 on the
    * wire (`CONCURRENCY` calls: the even workflows' answer within the grace period, the odd ones'
    * would take far longer and are aborted), or step 1 done and step 2 waiting for a call slot, or
@@ -584,7 +584,7 @@ describe('SIGTERM under load', () => {
 });
 
 /**
- * Issue 18 item 11: a process manager that signals the start command (`npm start`) must stop the
+ * A process manager that signals the start command (`npm start`) must stop the
  * server. `tsx src/main.ts` under npm left it listening after SIGTERM and SIGINT: npm passed the
  * signal to its shell, which died without passing it on to tsx and the node process under it.
  */

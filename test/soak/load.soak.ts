@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parsePrometheusText } from '../helpers/prometheus-text.js';
-import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } from '../helpers/server-process.js';
-import { reportFigures } from '../reliability/scale.js';
+import { parsePrometheusText } from '../support/prometheus-text.js';
+import { reportFigures } from '../support/scale.js';
+import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } from '../support/server-process.js';
 
 /**
  * The load soak (`npm run test:soak`): the real process under 50 submissions/s for 30 minutes

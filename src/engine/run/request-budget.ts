@@ -10,7 +10,7 @@ import { AppError } from '../../domain/errors.js';
  * meanwhile stays refused — the cap errs on the side of money.
  *
  * Budgets nest: a run's own budget (its definition's maxLlmCalls) draws on its tree's (the root's
- * maxLlmCalls, shared by the root and every declared or spawned child, nested — issue 17): a child
+ * maxLlmCalls, shared by the root and every declared or spawned child, nested): a child
  * never spends beyond what the root has left. The tree's budget records each request durably
  * (`record`) before it is sent, so a tree resumed after a crash keeps paying from the same budget.
  */

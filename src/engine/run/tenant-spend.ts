@@ -37,7 +37,7 @@ export interface SpendReservation {
 }
 
 /**
- * TENANT_DAILY_BUDGET_USD (issue 17): what a tenant's provider calls may cost in real money per UTC
+ * TENANT_DAILY_BUDGET_USD: what a tenant's provider calls may cost in real money per UTC
  * day (simulated `sim/*` cost is not money). Before a request is sent its worst case (price ×
  * (input bound + max_tokens)) is reserved; a request whose worst case the day's budget cannot pay —
  * spent + reserved + worst > budget — is refused with TENANT_BUDGET_EXCEEDED before it is sent.

@@ -16,7 +16,7 @@ interface OpenTree {
 
 /**
  * The request budget of every workflow tree running in this process, one per root, shared by the
- * root's run and its children's (issue 17: a child draws on the root's budget). Loaded from the
+ * root's run and its children's (a child draws on the root's budget). Loaded from the
  * root's row (requests its tree took, durably, before sending them) when the tree's first execution
  * opens it; each request taken is added to that row before it is sent.
  */

@@ -15,7 +15,7 @@ interface NodeHistory {
 const slotKey = (slot: SpawnSlot) => `${slot.conversation}\u0000${slot.turn}\u0000${slot.call}`;
 
 /**
- * The committed turns of a run's tool loops (issue 17 item 7). Each completed turn — the assistant
+ * The committed turns of a run's tool loops. Each completed turn — the assistant
  * message, its tool calls and their results — is a `turnEnd` event committed before the next model
  * call, so it rides the journal row of that commit (one row, through the group commit, like a node
  * result). A node re-run after a crash rebuilds its conversation from those events and asks the

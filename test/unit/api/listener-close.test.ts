@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { closeListener } from '../../../src/api/http/listener-close.js';
 import type { Deps } from '../../../src/deps.js';
-import { send } from '../../helpers/http-client.js';
+import { send } from '../../support/http-client.js';
 
 /**
  * Closing the listener during a shutdown (docs/design.md#execution) must not reset a connection the kernel has

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/domain/errors.js';
 import { deadlineOf, RunDeadlines } from '../../../src/engine/run/deadline.js';
-import { createManualClock } from '../../helpers/manual-clock.js';
+import { createManualClock } from '../../support/manual-clock.js';
 
 const timeout = (what: string) => () => new AppError('NODE_TIMEOUT', `${what} timed out`);
 

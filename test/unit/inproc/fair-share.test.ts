@@ -3,7 +3,7 @@ import { loadConfig, runningPerTenant } from '../../../src/config.js';
 import { createInProcessWorkQueue } from '../../../src/inproc/work-queue.js';
 
 /**
- * Fair places by default (issue 18 item 13): with MAX_RUNNING_WORKFLOWS=20 and the old per-tenant
+ * Fair places by default: with MAX_RUNNING_WORKFLOWS=20 and the old per-tenant
  * default (200, above the global cap) one tenant's 60 slow workflows held all 20 places and a second
  * tenant's one-step workflow waited for them. The per-tenant default is now at most half of the
  * global cap when several tenants are configured, and a freed place goes first to a waiting tenant

@@ -4,7 +4,7 @@ import { type LlmRequest, responseText } from '../../../src/domain/llm.js';
 import type { Clock } from '../../../src/domain/ports.js';
 import { systemClock } from '../../../src/inproc/clock.js';
 import { createSimulatedProvider } from '../../../src/llm/simulated.js';
-import { createManualClock } from '../../helpers/manual-clock.js';
+import { createManualClock } from '../../support/manual-clock.js';
 
 /*
  * What only the sim does: its unscripted answers, its scripts and its latency. What it shares with

@@ -58,7 +58,7 @@ describe('engagement report (docs/design.md#agent-tools)', () => {
   });
 
   it('reports per task first (the seed counts retrievals per task), then per run', () => {
-    // Issue 18 item 2: a task (workflow) with two retrieval prompts is one task of two runs.
+    // A task (workflow) with two retrieval prompts is one task of two runs.
     const report = engagementReport([
       sums('a', 4, 6, { tasks: 2, modelTasks: 3 }),
       sums('a', 2, 2, { guarded: true, tasks: 1, modelTasks: 3 }),

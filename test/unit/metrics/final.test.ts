@@ -26,7 +26,7 @@ describe('final change-set helpers', () => {
   });
 
   it('a workflow rejected at its checkpoint is review_blocked and gets no reward (no agent of it ran)', () => {
-    // Issue 18 item 2: it scored −1 and that reward fed the selection history of its agents.
+    // It scored −1 and that reward fed the selection history of its agents.
     const rejected = metricsChanges(
       new RunBuilder(p('a'), {
         status: 'failed',

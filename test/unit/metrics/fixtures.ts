@@ -6,7 +6,7 @@ import type { ReflectionEntry } from '../../../src/domain/reflection.js';
 import type { Status } from '../../../src/domain/status.js';
 import type { Task } from '../../../src/domain/task.js';
 import type { SummarizeInput } from '../../../src/metrics/efficiency.js';
-import { fixtureEvent } from '../../helpers/events.js';
+import { fixtureEvent } from '../../support/events.js';
 
 /** Small run fixtures for summarizeRun: a definition, its node rows, and events added by hand. */
 

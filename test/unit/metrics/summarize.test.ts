@@ -111,7 +111,7 @@ describe('summarizeRun: metrics', () => {
       .reflection('b', { error: { code: 'NODE_TIMEOUT', message: 'x' }, success: false })
       .reflection('b', { error: { code: 'MISSING_CONTEXT', message: 'x' }, resolution: { decision: 'abort' } });
     const { metrics } = summarizeRun(b.input());
-    // a: a timeout → timeout → ok chain recovered, so both of its retries did (issue 18 item 2: a
+    // a: a timeout → timeout → ok chain recovered, so both of its retries did (a
     // 429 → 503 → ok chain counted 0.5); b: failed; the reflection: failed.
     expect(metrics.retry_count).toBe(4);
     expect(metrics.recovery_rate).toBe(0.5);

@@ -7,7 +7,7 @@ import { type Db, openDatabase } from '../../../src/store/db.js';
 import { createGroupCommitter } from '../../../src/store/group-commit.js';
 
 /**
- * Ranking statistics are per corpus (issue 17, item 3): another tenant's uploads, or another corpus
+ * Ranking statistics are per corpus: another tenant's uploads, or another corpus
  * of the same tenant, change no score and no order of a search, and so tell nothing about what the
  * others hold. Over an in-memory database (searched in-thread) and a file database (searched by the
  * worker): both paths rank the same way.

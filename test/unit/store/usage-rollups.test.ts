@@ -7,8 +7,8 @@ import { type Db, openDatabase } from '../../../src/store/db.js';
 import { createGroupCommitter } from '../../../src/store/group-commit.js';
 import { createMetricsRows, createSqliteMetricsStore } from '../../../src/store/metrics.repo.js';
 import { createRawUsageQueries, createSqliteUsageAnalyticsStore } from '../../../src/store/usage-analytics.repo.js';
-import { tempDir } from '../../helpers/server-process.js';
-import { writeUsageHistory } from '../../helpers/usage-history.js';
+import { tempDir } from '../../support/server-process.js';
+import { writeUsageHistory } from '../../support/usage-history.js';
 
 /**
  * The usage roll-ups (migrations/0022) answer the dashboard and model analytics as the raw rows

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/domain/errors.js';
 import type { WorkflowEvent } from '../../../src/domain/events.js';
 import { COMPLEXITY_ALLOCATIONS } from '../../../src/routing/allocation.js';
-import { fixtureEvent } from '../../helpers/events.js';
+import { fixtureEvent } from '../../support/events.js';
 import { newWorkflow, node, openMemoryStore, type StoreFixture } from './fixtures.js';
 
 let fx: StoreFixture;

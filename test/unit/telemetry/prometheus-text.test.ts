@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PrometheusTextError, parsePrometheusText } from '../../helpers/prometheus-text.js';
+import { PrometheusTextError, parsePrometheusText } from '../../support/prometheus-text.js';
 
 /** The validator used when promtool is absent must itself reject what promtool rejects. */
 const VALID = [

@@ -9,8 +9,8 @@ import { createInProcessEventBus } from '../../../src/inproc/event-bus.js';
 import { createModelCatalog } from '../../../src/llm/models.js';
 import { createSimulatedProvider } from '../../../src/llm/simulated.js';
 import { createPrometheusMetrics, type PrometheusMetrics } from '../../../src/telemetry/prometheus.js';
-import { fixtureEvent } from '../../helpers/events.js';
-import { parsePrometheusText } from '../../helpers/prometheus-text.js';
+import { fixtureEvent } from '../../support/events.js';
+import { parsePrometheusText } from '../../support/prometheus-text.js';
 
 const PROMTOOL = '/usr/bin/promtool';
 
