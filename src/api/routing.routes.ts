@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AgentsSchema, NodeSchema, promptNodesOf, REVIEW_MODES } from '../domain/definition.js';
+import { AllocationSchema, TierSchema } from '../domain/allocation.js';
+import { AgentsSchema, NodeSchema, promptNodesOf } from '../domain/definition.js';
 import { AGENT_ROLES } from '../domain/names.js';
 import type { ModelCatalog } from '../domain/ports.js';
 import { COMPLEXITIES, TASK_SIGNALS, TaskSchema } from '../domain/task.js';
@@ -15,7 +16,6 @@ import { errorResponses } from './http/schemas.js';
  * models it routes to.
  */
 
-const TierSchema = z.enum(['haiku', 'sonnet', 'opus']);
 const PriceSchema = z.object({
   input: z.number(),
   output: z.number(),
@@ -44,16 +44,6 @@ const RequiredAgentsSchema = z
       'testing; architecture: also planning; security: review), else the type, else development and testing; ' +
       'plus planning and review when the allocation plans or reviews (docs/workflows.md#complexity-routing-and-human-checkpoints).',
   );
-
-const AllocationSchema = z.object({
-  max_agents: z.int(),
-  planning: TierSchema.nullable(),
-  development: TierSchema,
-  testing: TierSchema,
-  review: z.enum(REVIEW_MODES),
-  parallel: z.boolean(),
-  human_checkpoint: z.boolean(),
-});
 
 const ClassificationSchema = z.object({
   complexity: z.enum(COMPLEXITIES),

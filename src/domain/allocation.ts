@@ -1,8 +1,11 @@
-import type { ReviewMode } from './definition.js';
+import { z } from 'zod';
+import { REVIEW_MODES } from './definition.js';
 import type { Complexity } from './task.js';
 
-/** A model tier a role runs on. */
-export type Tier = 'haiku' | 'sonnet' | 'opus';
+/** The model tiers a role runs on, cheapest first. */
+export const TIERS = ['haiku', 'sonnet', 'opus'] as const;
+export type Tier = (typeof TIERS)[number];
+export const TierSchema = z.enum(TIERS);
 
 /**
  * Agent allocation by complexity (loki-mode's `complexity_allocations`; the table is
@@ -10,16 +13,17 @@ export type Tier = 'haiku' | 'sonnet' | 'opus';
  * a change is reviewed, whether parallel steps really run in parallel, and whether a person
  * approves before anything runs.
  */
-export interface Allocation {
-  max_agents: number;
+export const AllocationSchema = z.object({
+  max_agents: z.int(),
   /** null: the seed's "no planning needed" (a planning agent then runs on the development tier). */
-  planning: Tier | null;
-  development: Tier;
-  testing: Tier;
-  review: ReviewMode;
-  parallel: boolean;
-  human_checkpoint: boolean;
-}
+  planning: TierSchema.nullable(),
+  development: TierSchema,
+  testing: TierSchema,
+  review: z.enum(REVIEW_MODES),
+  parallel: z.boolean(),
+  human_checkpoint: z.boolean(),
+});
+export type Allocation = z.infer<typeof AllocationSchema>;
 
 /**
  * A workflow's complexity and the allocation it runs under, settled once when the workflow is

@@ -1,20 +1,19 @@
 import type { ModelPrice, ModelTiers } from '../config.js';
+import { TIERS, type Tier } from '../domain/allocation.js';
 import { AppError } from '../domain/errors.js';
 import type { TokenUsage } from '../domain/llm.js';
 import type { LlmProvider, ModelCatalog, ModelPriceInfo, ResolvedModel } from '../domain/ports.js';
 
 /** Model specs, tiers and prices (docs/design.md#providers-and-models). */
 
-const TIERS = ['haiku', 'sonnet', 'opus'] as const;
-type NamedTier = (typeof TIERS)[number];
 /** The price class of a model, from its name. */
-type ModelTier = NamedTier | 'other';
+type ModelTier = Tier | 'other';
 
 /** Providers baton knows how to talk to; whether each is configured is decided by `providers`. */
 const KNOWN_PROVIDERS = ['sim', 'anthropic', 'openai'];
 
-const SIM_TIERS: Record<NamedTier, string> = { haiku: 'sim/haiku', sonnet: 'sim/sonnet', opus: 'sim/opus' };
-const ANTHROPIC_TIERS: Record<NamedTier, string> = {
+const SIM_TIERS: Record<Tier, string> = { haiku: 'sim/haiku', sonnet: 'sim/sonnet', opus: 'sim/opus' };
+const ANTHROPIC_TIERS: Record<Tier, string> = {
   haiku: 'anthropic/claude-haiku-5-5',
   sonnet: 'anthropic/claude-sonnet-5-5',
   opus: 'anthropic/claude-opus-5-5',
@@ -48,13 +47,13 @@ export function tierOf(modelName: string): ModelTier {
   return 'other';
 }
 
-function isNamedTier(spec: string): spec is NamedTier {
+function isTier(spec: string): spec is Tier {
   return (TIERS as readonly string[]).includes(spec);
 }
 
 export function createModelCatalog(options: ModelCatalogOptions): ModelCatalog {
   const prices = options.prices ?? {};
-  const tiers: Record<NamedTier, string> = { ...(options.hasAnthropicKey ? ANTHROPIC_TIERS : SIM_TIERS) };
+  const tiers: Record<Tier, string> = { ...(options.hasAnthropicKey ? ANTHROPIC_TIERS : SIM_TIERS) };
   // Tiers the configuration leaves out keep their defaults.
   for (const tier of TIERS) tiers[tier] = options.tiers?.[tier] ?? tiers[tier];
   const knownProviders = new Set([...KNOWN_PROVIDERS, ...Object.keys(options.providers)]);
@@ -69,7 +68,7 @@ export function createModelCatalog(options: ModelCatalogOptions): ModelCatalog {
   const priceById = new Map<string, ModelPrice>();
 
   function resolveUncached(spec: string): ResolvedModel {
-    const id = isNamedTier(spec) ? tiers[spec] : spec;
+    const id = isTier(spec) ? tiers[spec] : spec;
     const slash = id.indexOf('/');
     const provider = slash > 0 ? id.slice(0, slash) : '';
     const providerModel = slash > 0 ? id.slice(slash + 1) : '';
@@ -109,7 +108,7 @@ export function createModelCatalog(options: ModelCatalogOptions): ModelCatalog {
     return price;
   }
 
-  const tierById = new Map<string, NamedTier>(TIERS.map((tier) => [tiers[tier], tier]));
+  const tierById = new Map<string, Tier>(TIERS.map((tier) => [tiers[tier], tier]));
 
   const catalog: ModelCatalog = {
     defaultModel: options.defaultModel,

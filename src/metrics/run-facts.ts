@@ -1,3 +1,4 @@
+import { TIERS } from '../domain/allocation.js';
 import { agentNamed, agentNameOf, NODE_KINDS, type PromptNode, promptNodesOf } from '../domain/definition.js';
 import { meaningOf } from '../domain/errors.js';
 import type { WorkflowEvent } from '../domain/events.js';
@@ -68,7 +69,7 @@ export function isFormatError(code: string): boolean {
 
 export function tierOfModel(modelId: string): UsageTier {
   const name = modelId.slice(modelId.indexOf('/') + 1).toLowerCase();
-  for (const tier of ['haiku', 'sonnet', 'opus'] as const) if (name.includes(tier)) return tier;
+  for (const tier of TIERS) if (name.includes(tier)) return tier;
   return 'other';
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { AllocationSchema } from '../domain/allocation.js';
 import type { NodeType } from '../domain/definition.js';
-import { REVIEW_MODES, type WorkflowDefinition, WorkflowDefinitionSchema } from '../domain/definition.js';
+import { type WorkflowDefinition, WorkflowDefinitionSchema } from '../domain/definition.js';
 import { type ErrorInfo, ErrorInfoSchema } from '../domain/errors.js';
 import { CHECKPOINT_STATES, type NodeRecord, type WorkflowRecord } from '../domain/records.js';
 import type { Status } from '../domain/status.js';
@@ -105,20 +106,10 @@ export function toWorkflow(row: WorkflowRow, definition: WorkflowDefinition): Wo
 }
 
 const CacheKeysSchema = z.array(z.string());
-const TierSchema = z.enum(['haiku', 'sonnet', 'opus']);
+// Stored rows are read strictly: a stray key or an allocation of no agents is a corrupt row.
 const RoutingSchema = z.strictObject({
   complexity: z.enum(COMPLEXITIES),
-  allocation: z
-    .strictObject({
-      max_agents: z.int().min(1),
-      planning: TierSchema.nullable(),
-      development: TierSchema,
-      testing: TierSchema,
-      review: z.enum(REVIEW_MODES),
-      parallel: z.boolean(),
-      human_checkpoint: z.boolean(),
-    })
-    .nullable(),
+  allocation: z.strictObject({ ...AllocationSchema.shape, max_agents: z.int().min(1) }).nullable(),
 });
 const CheckpointSchema = z.strictObject({
   state: z.enum(CHECKPOINT_STATES),
