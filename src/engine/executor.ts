@@ -20,11 +20,10 @@ import type {
 } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
 import { redactSecrets } from '../domain/redact.js';
-import type { ReflectionRequest } from '../domain/reflection.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { cancelledError, isShutdown, shuttingDownError } from './errors.js';
-import { createReflectionDesk, type ReflectionState } from './reflection-desk.js';
+import { createReflectionDesk, type ReflectionDesk, type ReflectionState } from './reflection-desk.js';
 import type { RunStart } from './run/context.js';
 import { Run } from './run/run.js';
 import { createSemaphore } from './run/semaphore.js';
@@ -65,12 +64,7 @@ export interface Executor {
    * and runs the node once more. Undefined when the tenant has no such workflow; NotFoundError for
    * an unknown node; AppError CONFLICT when the node cannot be reflected on now.
    */
-  reflect(
-    tenantId: string,
-    workflowId: string,
-    nodeId: string,
-    note: string | null,
-  ): Promise<{ workflow: WorkflowRecord; request: ReflectionRequest } | undefined>;
+  reflect: ReflectionDesk['reflect'];
   /** The facts behind `reflect`'s checks, for the `GET …/reflection` read; undefined when not found for the tenant. */
   reflectionState(tenantId: string, workflowId: string): Promise<ReflectionState | undefined>;
   /** Resumes every non-terminal workflow and starts taking work. */

@@ -39,15 +39,7 @@ export async function reflectOnFailure(
 
   const error = toErrorInfo(failure);
   ctx.journal.emit(record.id, { type: 'reflectionStart', payload: { level: 'workflow', node: node.name, attempt } });
-  const span = {
-    type: 'custom_span' as const,
-    parentId: at.parentSpan,
-    nodeId: record.id,
-    fields: {
-      operation_name: 'reflection',
-      metadata: { level: 'workflow', node: node.name, attempt, error: error.code },
-    },
-  };
+  const span = reflectionSpan(node, at, error);
   const { advice, decided } = await ctx.journal.withSpan(
     span,
     async (spanId) => {
@@ -89,15 +81,7 @@ export async function reflectOnRequest(
     type: 'reflectionStart',
     payload: { level: 'workflow', node: node.name, attempt, requested: true },
   });
-  const span = {
-    type: 'custom_span' as const,
-    parentId: at.parentSpan,
-    nodeId: record.id,
-    fields: {
-      operation_name: 'reflection',
-      metadata: { level: 'workflow', node: node.name, attempt, error: error.code, requested: true },
-    },
-  };
+  const span = reflectionSpan(node, at, error, { requested: true });
   const advice = await ctx.journal.withSpan(span, (spanId) =>
     askForAdvice(ctx, node, at, error, reflections.maxAttempts, spanId, { note }),
   );
@@ -177,4 +161,17 @@ async function askForAdvice(
   } finally {
     deadline.dispose();
   }
+}
+
+/** The custom span a workflow-level reflection runs under; `extra` marks one asked for by hand. */
+function reflectionSpan(node: PromptNode, at: NodeAttempt, error: ErrorInfo, extra: { requested?: true } = {}) {
+  return {
+    type: 'custom_span' as const,
+    parentId: at.parentSpan,
+    nodeId: at.record.id,
+    fields: {
+      operation_name: 'reflection',
+      metadata: { level: 'workflow', node: node.name, attempt: at.attempt, error: error.code, ...extra },
+    },
+  };
 }
