@@ -1,10 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { amplificationDefinition } from '../support/amplification.js';
-import { startBareFastify } from '../support/bare-fastify-reference.js';
+import { serviceBesideReference } from '../support/bare-fastify-reference.js';
 import { median, probeHealth } from '../support/health-prober.js';
-import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } from '../support/server-process.js';
+import { waitFor } from '../support/server-process.js';
 
 /**
  * Against the real server process: while the 9 KB amplification definition runs
@@ -20,19 +19,7 @@ import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } fro
 const ROUNDS = 3;
 const BAR_MS = 100;
 const FREEZE_MS = 500;
-let server: ServerProcess;
-let reference: { url: string; proc: ChildProcess };
-const tmp = tempDir('baton-amplify-');
-
-beforeAll(async () => {
-  server = await startServer({ dbPath: tmp.dbPath() });
-  reference = await startBareFastify();
-});
-afterAll(async () => {
-  reference?.proc.kill('SIGTERM');
-  await stopAllServers();
-  tmp.cleanup();
-});
+const servers = serviceBesideReference('baton-amplify-');
 
 interface Round {
   status: string;
@@ -45,7 +32,7 @@ interface Round {
 /** Runs the definition to its end while both servers' /healthz are probed back to back. */
 async function runRound(name: string): Promise<Round> {
   const submitStarted = performance.now();
-  const res = await fetch(`${server.url}/v1/workflows`, {
+  const res = await fetch(`${servers.service.url}/v1/workflows`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(amplificationDefinition(name)),
@@ -53,14 +40,14 @@ async function runRound(name: string): Promise<Round> {
   const submitMs = performance.now() - submitStarted;
   expect(res.status).toBe(202);
   const { id } = (await res.json()) as { id: string };
-  const prober = probeHealth(server.url);
-  const referenceProber = probeHealth(reference.url);
+  const prober = probeHealth(servers.service.url);
+  const referenceProber = probeHealth(servers.reference.url);
   let status = 'queued';
   await waitFor(
     'the workflow to end',
     async () => {
       // The list's summaries: the workflow view itself carries 50 outputs of ~99 KB.
-      const list = (await (await fetch(`${server.url}/v1/workflows`)).json()) as {
+      const list = (await (await fetch(`${servers.service.url}/v1/workflows`)).json()) as {
         items: Array<{ id: string; status: string }>;
       };
       status = list.items.find((w) => w.id === id)?.status ?? status;
@@ -87,8 +74,8 @@ describe('amplification against the real server process', () => {
   }, async () => {
     // Warm the JIT and the connections before measuring.
     for (let i = 0; i < 20; i++) {
-      await (await fetch(`${server.url}/healthz`)).arrayBuffer();
-      await (await fetch(`${reference.url}/healthz`)).arrayBuffer();
+      await (await fetch(`${servers.service.url}/healthz`)).arrayBuffer();
+      await (await fetch(`${servers.reference.url}/healthz`)).arrayBuffer();
     }
     const rounds: Round[] = [];
     for (let r = 0; r < ROUNDS; r++) rounds.push(await runRound(`amplify-${r}`));
@@ -105,6 +92,6 @@ describe('amplification against the real server process', () => {
     );
     expect(worst).toBeLessThan(Math.max(BAR_MS, 2 * referenceWorst));
     expect(Math.max(...rounds.map((r) => r.worstMs))).toBeLessThan(FREEZE_MS);
-    expect(server.hasExited).toBe(false);
+    expect(servers.service.hasExited).toBe(false);
   });
 });

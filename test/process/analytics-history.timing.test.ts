@@ -1,8 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBareFastify } from '../support/bare-fastify-reference.js';
-import { type ServerProcess, startServer, stopAllServers, tempDir } from '../support/server-process.js';
+import { describe, expect, it } from 'vitest';
+import { serviceBesideReference } from '../support/bare-fastify-reference.js';
+import { median, probeHealth } from '../support/health-prober.js';
 import { writeUsageHistory } from '../support/usage-history.js';
 
 /**
@@ -20,52 +19,18 @@ const REQUESTS_PER_ROUND = 3;
 const BAR_MS = 50;
 const PATHS = ['/v1/dashboard?days=90', '/v1/analytics/models'] as const;
 
-let server: ServerProcess;
-let reference: { url: string; proc: ChildProcess };
-const tmp = tempDir('baton-history-');
-
-beforeAll(async () => {
-  const started = performance.now();
-  const workflows = writeUsageHistory({
-    dbPath: tmp.dbPath(),
-    tenantId: 'default',
-    calls: CALLS,
-    days: DAYS,
-    now: Date.now(),
-  });
-  console.log(
-    `history: ${CALLS} calls, ${workflows} workflows in ${((performance.now() - started) / 1000).toFixed(1)} s`,
-  );
-  server = await startServer({ dbPath: tmp.dbPath(), env: { RETENTION_DAYS: '0' }, startTimeoutMs: 120_000 });
-  reference = await startBareFastify();
-}, 900_000);
-afterAll(async () => {
-  reference?.proc.kill('SIGTERM');
-  await stopAllServers();
-  tmp.cleanup();
+const servers = serviceBesideReference('baton-history-', {
+  prepare(dbPath) {
+    const started = performance.now();
+    const workflows = writeUsageHistory({ dbPath, tenantId: 'default', calls: CALLS, days: DAYS, now: Date.now() });
+    console.log(
+      `history: ${CALLS} calls, ${workflows} workflows in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
+  },
+  env: { RETENTION_DAYS: '0' },
+  startTimeoutMs: 120_000,
+  hookTimeoutMs: 900_000,
 });
-
-/** Probes /healthz back to back until stopped; resolves with the worst latency in ms. */
-function probeHealth(url: string): { stop(): Promise<number> } {
-  let worst = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      const res = await fetch(`${url}/healthz`);
-      await res.arrayBuffer();
-      worst = Math.max(worst, performance.now() - started);
-      if (res.status !== 200) throw new Error(`/healthz answered ${res.status}`);
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return worst;
-    },
-  };
-}
 
 async function timed(url: string): Promise<number> {
   const started = performance.now();
@@ -87,25 +52,23 @@ async function measureRound(url: string, paths: readonly string[]): Promise<Roun
   for (let i = 0; i < REQUESTS_PER_ROUND; i++) {
     for (const path of paths) worstMs[path] = Math.max(worstMs[path] ?? 0, await timed(`${url}${path}`));
   }
-  return { worstHealthMs: await prober.stop(), worstMs };
+  return { worstHealthMs: Math.max(0, ...(await prober.stop())), worstMs };
 }
-
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 describe(`analytics over ${CALLS} calls of history`, () => {
   it(`dashboard (90 days) and model analytics under ${BAR_MS} ms, /healthz unaffected`, {
     timeout: 600_000,
   }, async () => {
     // Warm the JIT, the prepared statements and the page cache, as a running service has them.
-    for (const path of PATHS) await timed(`${server.url}${path}`);
-    await timed(`${reference.url}/healthz`);
+    for (const path of PATHS) await timed(`${servers.service.url}${path}`);
+    await timed(`${servers.reference.url}/healthz`);
     const rounds: Round[] = [];
     const references: Round[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      rounds.push(await measureRound(server.url, PATHS));
+      rounds.push(await measureRound(servers.service.url, PATHS));
       references.push(
         await measureRound(
-          reference.url,
+          servers.reference.url,
           PATHS.map(() => '/healthz'),
         ),
       );
@@ -120,6 +83,6 @@ describe(`analytics over ${CALLS} calls of history`, () => {
     );
     for (const path of PATHS) expect(requestMs[path], path).toBeLessThan(BAR_MS);
     expect(healthMs).toBeLessThan(Math.max(BAR_MS, 2 * referenceHealthMs));
-    expect(server.hasExited).toBe(false);
+    expect(servers.service.hasExited).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it, onTestFailed } from 'vitest';
 import { seededRandom } from '../../src/metrics/selection.js';
-import { type FakeServer, type RecordedRequest, startFakeAnthropic } from '../support/fake-anthropic.js';
+import type { RecordedRequest } from '../support/fake-anthropic.js';
+import { fakeAnthropicSuite } from '../support/fake-anthropic-suite.js';
 import {
   accountCalls,
   callIdentity,
@@ -24,14 +25,7 @@ import {
   type WorkflowPlan,
 } from '../support/process-workload.js';
 import { reportFigures, scale } from '../support/scale.js';
-import {
-  errorRecords,
-  type ServerProcess,
-  startServer,
-  stopAllServers,
-  tempDir,
-  waitFor,
-} from '../support/server-process.js';
+import { errorRecords, type ServerProcess, startServer, waitFor } from '../support/server-process.js';
 import { auditStore, type NodeRow, type StoreAudit, type WorkflowRow } from '../support/store-audit.js';
 
 /**
@@ -75,8 +69,6 @@ const submissions = plans.map((plan): Submission => ({ plan, replayed: false }))
 /** Problems a check outside an `expect` found (odd POST answers, bodies the fake could not read). */
 const oddities: string[] = [];
 
-const tmp = tempDir('baton-crash-cycles-');
-let fake: FakeServer;
 /** The server life sending requests now (1-based): the fake tags every request with it. */
 let life = 0;
 const calls: Array<LoggedCall & { user: string; dueAt: number }> = [];
@@ -102,16 +94,9 @@ function reply(request: RecordedRequest) {
   return { body: answerFor(identity, turns, life), delayMs };
 }
 
-beforeAll(async () => {
-  fake = await startFakeAnthropic({ defaultReply: reply });
-});
 /** A failed run leaves its database behind (the path is printed with the seed) to be looked at. */
 let keepDatabase = false;
-afterAll(async () => {
-  await stopAllServers();
-  await fake?.close();
-  if (!keepDatabase) tmp.cleanup();
-});
+const suite = fakeAnthropicSuite('baton-crash-cycles-', { defaultReply: reply, keepFiles: () => keepDatabase });
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -217,21 +202,19 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
     timeout: scale(240_000, 40 * 60_000),
   }, async () => {
     const began = Date.now();
-    const dbPath = tmp.dbPath();
+    const dbPath = suite.tmp.dbPath();
     console.log(`[crash-cycles] seed ${SEED} (replay: CRASH_SEED=${SEED}), database ${dbPath}`);
     onTestFailed(() => {
       keepDatabase = true;
     });
     const random = seededRandom(SEED ^ 0x9e3779b9);
     const between = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
-    const env = {
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: fake.url,
+    const env = suite.env({
       // 529s back off from 100 ms (429s wait their retry-after), so the run stays short.
       RETRY_BASE_DELAY_MS: '100',
       // The final wait polls every unfinished workflow: not a client the rate limit is for.
       RATE_LIMIT_PER_MINUTE: '0',
-    };
+    });
     const servers: ServerProcess[] = [];
     const audits: StoreAudit[] = [];
     /** What the database held after kill k (nodes completed, turns committed), at index k - 1. */
@@ -333,7 +316,7 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
     expect(duplicateSpawns(final)).toEqual([]);
     // The audit itself can fail: a copy of the store missing one tool_calls row and one
     // efficiency row is caught.
-    const damaged = damagedCopy(dbPath, tmp.dbPath('damaged.db'));
+    const damaged = damagedCopy(dbPath, suite.tmp.dbPath('damaged.db'));
     expect(damaged.some((p) => p.includes('tool_calls rows'))).toBe(true);
     expect(damaged.some((p) => p.includes('no efficiency row'))).toBe(true);
     const roots = [...final.workflows.values()].filter((w) => w.parentId === null);

@@ -1,5 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeServer, startFakeAnthropic, textMessage } from '../support/fake-anthropic.js';
+import { describe, expect, it } from 'vitest';
+import { textMessage } from '../support/fake-anthropic.js';
+import { fakeAnthropicSuite } from '../support/fake-anthropic-suite.js';
 import {
   callIdentity,
   countByIdentity,
@@ -10,7 +11,7 @@ import {
   waitAllTerminal,
 } from '../support/process-calls.js';
 import { expectedOutput, identityOf, sequenceDefinition } from '../support/process-workload.js';
-import { errorRecords, startServer, stopAllServers, tempDir, waitFor } from '../support/server-process.js';
+import { errorRecords, startServer, waitFor } from '../support/server-process.js';
 
 /**
  * docs/design.md#execution acceptance: SIGKILL the real process mid-run, restart it on the same SQLite file, and
@@ -31,34 +32,23 @@ const tagOf = (i: number) => `wf${String(i).padStart(2, '0')}-${RUN}`;
 const answerFor = (tag: string, node: string) => expectedOutput(identityOf(tag, node)) as string;
 const key = identityOf;
 
-let fake: FakeServer;
-const tmp = tempDir('baton-crash-');
 let replyCount = 0;
 
-beforeAll(async () => {
-  fake = await startFakeAnthropic({
-    defaultReply: (request) => {
-      // 150–300 ms, spread deterministically.
-      const delayMs = 150 + ((replyCount++ * 53) % 151);
-      return { body: textMessage(expectedOutput(callIdentity(request)) as string), delayMs };
-    },
-  });
-});
-afterEach(async () => {
-  await stopAllServers();
-});
-afterAll(async () => {
-  await stopAllServers();
-  await fake?.close();
-  tmp.cleanup();
+const suite = fakeAnthropicSuite('baton-crash-', {
+  defaultReply: (request) => {
+    // 150–300 ms, spread deterministically.
+    const delayMs = 150 + ((replyCount++ * 53) % 151);
+    return { body: textMessage(expectedOutput(callIdentity(request)) as string), delayMs };
+  },
+  stopServersAfterEach: true,
 });
 
 describe('crash and resume (SIGKILL mid-run)', () => {
   it('replays completed nodes from SQLite and calls in-flight nodes at most once more', {
     timeout: 30_000,
   }, async () => {
-    const dbPath = tmp.dbPath();
-    const env = { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url };
+    const dbPath = suite.tmp.dbPath();
+    const env = suite.env();
     const first = await startServer({ dbPath, env });
 
     // Submit 30 workflows of 3 or 4 prompt steps.
@@ -124,8 +114,8 @@ describe('crash and resume (SIGKILL mid-run)', () => {
 
     // Let any request the dead process sent finish landing in the log before splitting it.
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const cut = fake.requests.length;
-    const before = fake.requests.slice(0, cut);
+    const cut = suite.fake.requests.length;
+    const before = suite.fake.requests.slice(0, cut);
     const beforeCounts = countByIdentity(before);
     // Before the crash every node was called at most once, and every completed node exactly once.
     for (const [k, n] of beforeCounts) expect(n, `calls before the crash for ${k}`).toBe(1);
@@ -168,7 +158,7 @@ describe('crash and resume (SIGKILL mid-run)', () => {
     expect(errorRecords(first)).toEqual([]);
     expect(errorRecords(second)).toEqual([]);
 
-    const after = fake.requests.slice(cut);
+    const after = suite.fake.requests.slice(cut);
     const afterCounts = countByIdentity(after);
     // No request after the restart for a node that had completed before the kill.
     const repeated = [...afterCounts.keys()].filter((k) => completedBefore.has(k));

@@ -1,13 +1,11 @@
-import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBareFastify } from '../support/bare-fastify-reference.js';
+import { describe, expect, it } from 'vitest';
+import { serviceBesideReference } from '../support/bare-fastify-reference.js';
 import { median, probeHealth } from '../support/health-prober.js';
 import { HOSTILE_DEFINITIONS, REDOS_DEFINITION } from '../support/hostile-payloads.js';
-import { type ServerProcess, startServer, stopAllServers, tempDir } from '../support/server-process.js';
 
 /**
- * The hardening issue's acceptance for §1, against the real server process: each payload that once
+ * Against the real server process: each payload that once
  * crashed or froze the service, submitted 20 times in a row, is answered within 100 ms (a 400 for
  * the refused ones, a 202 for the ReDoS pattern, which now runs in linear time) while a prober keeps
  * asking GET /healthz — every probe under 50 ms — and the process never dies; 0 answers are 5xx.
@@ -15,19 +13,7 @@ import { type ServerProcess, startServer, stopAllServers, tempDir } from '../sup
  * /healthz worst in the same run, so each bar is the larger of the figure and twice that reference.
  */
 const ROUNDS = 20;
-let server: ServerProcess;
-let reference: { url: string; proc: ChildProcess };
-const tmp = tempDir('baton-hostile-');
-
-beforeAll(async () => {
-  server = await startServer({ dbPath: tmp.dbPath() });
-  reference = await startBareFastify();
-});
-afterAll(async () => {
-  reference?.proc.kill('SIGTERM');
-  await stopAllServers();
-  tmp.cleanup();
-});
+const servers = serviceBesideReference('baton-hostile-');
 
 /**
  * The machine is shared: a probe can be delayed by another process for reasons the service does not
@@ -46,15 +32,15 @@ describe('hostile payloads against the real server process', () => {
       { name: 'ReDoS pattern ^(a+)+$', body: JSON.stringify(REDOS_DEFINITION), expected: 202 },
     ];
     // Warm the JIT and the connection pool so the first round measures the service, not start-up.
-    for (const payload of payloads) await post(server.url, payload.body);
+    for (const payload of payloads) await post(servers.service.url, payload.body);
 
-    for (const payload of payloads) await post(reference.url, payload.body);
+    for (const payload of payloads) await post(servers.reference.url, payload.body);
     const rounds: Round[] = [];
     const references: Round[] = [];
     const statuses = new Map<number, number>();
     for (let r = 0; r < ROUNDS_MEASURED; r++) {
-      rounds.push(await measureRound(server.url, payloads, statuses));
-      references.push(await measureRound(reference.url, payloads, undefined));
+      rounds.push(await measureRound(servers.service.url, payloads, statuses));
+      references.push(await measureRound(servers.reference.url, payloads, undefined));
     }
     const healthMedian = median(rounds.map((r) => r.worstHealthMs));
     const requestMedian = median(rounds.map((r) => r.worstRequestMs));
@@ -76,7 +62,7 @@ describe('hostile payloads against the real server process', () => {
     expect(healthMedian).toBeLessThan(Math.max(50, 2 * referenceHealth));
     expect(Math.max(...rounds.map((r) => Math.max(r.worstHealthMs, r.worstRequestMs)))).toBeLessThan(FREEZE_MS);
     expect([...statuses.keys()].every((s) => s < 500)).toBe(true);
-    expect(server.hasExited).toBe(false);
+    expect(servers.service.hasExited).toBe(false);
   });
 });
 

@@ -1,5 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeServer, type RecordedRequest, startFakeAnthropic, textMessage } from '../support/fake-anthropic.js';
+import { describe, expect, it } from 'vitest';
+import { type RecordedRequest, textMessage } from '../support/fake-anthropic.js';
+import { fakeAnthropicSuite } from '../support/fake-anthropic-suite.js';
 import {
   type EventStream,
   type Outcome,
@@ -18,14 +19,7 @@ import {
 } from '../support/process-calls.js';
 import { expectedOutput, sequenceDefinition } from '../support/process-workload.js';
 import { reportFigures } from '../support/scale.js';
-import {
-  errorRecords,
-  type ServerProcess,
-  startServer,
-  stopAllServers,
-  tempDir,
-  waitFor,
-} from '../support/server-process.js';
+import { errorRecords, type ServerProcess, startServer, waitFor } from '../support/server-process.js';
 import { expectDrainAnswer, keepAliveLoop, postJson, probeUntilExit } from '../support/shutdown-traffic.js';
 
 /**
@@ -43,21 +37,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const answerFor = (identity: string) => String(expectedOutput(identity));
 const randomTag = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 7)}`;
 
-let fake: FakeServer;
-const tmp = tempDir('baton-shutdown-');
-const anthropic = () => ({ ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
-
-beforeAll(async () => {
-  fake = await startFakeAnthropic();
-});
-afterEach(async () => {
-  await stopAllServers();
-});
-afterAll(async () => {
-  await stopAllServers();
-  await fake?.close();
-  tmp.cleanup();
-});
+const suite = fakeAnthropicSuite('baton-shutdown-', { stopServersAfterEach: true });
 
 /** Submits one workflow per definition (each must be accepted): their ids, in order. */
 async function submit(server: ServerProcess, definitions: readonly unknown[]): Promise<string[]> {
@@ -83,16 +63,16 @@ describe('SIGTERM with LLM calls in flight', () => {
   }, async () => {
     const graceMs = 4_000;
     const replyDelayMs = 500;
-    const dbPath = tmp.dbPath('drain.db');
-    const first = await startServer({ dbPath, env: anthropic(), shutdownGraceMs: graceMs });
-    const startIndex = fake.requests.length;
+    const dbPath = suite.tmp.dbPath('drain.db');
+    const first = await startServer({ dbPath, env: suite.env(), shutdownGraceMs: graceMs });
+    const startIndex = suite.fake.requests.length;
     const tags = Array.from({ length: 6 }, (_, i) => randomTag(`drain${i}`));
 
     // SIGTERM the moment the first step-2 call arrives: every step-1 has completed by then, and
     // that call (with its siblings) has the whole reply delay still to run.
     let sigtermAt = 0;
     const answeredAt = new Map<string, number>();
-    fake.setDefault(async (request) => {
+    suite.fake.setDefault(async (request) => {
       const k = callIdentity(request);
       if (sigtermAt === 0 && k.endsWith('step-2')) {
         sigtermAt = Date.now();
@@ -119,7 +99,7 @@ describe('SIGTERM with LLM calls in flight', () => {
     const probes = await probeUntilExit(first, drainRequests, 25);
     const exit = await first.exited;
     const exitedAt = Date.now();
-    const inFlightAtTerm = fake.requests.slice(startIndex).filter((r) => r.at <= sigtermAt + 50);
+    const inFlightAtTerm = suite.fake.requests.slice(startIndex).filter((r) => r.at <= sigtermAt + 50);
 
     expect(exit).toEqual({ code: 0, signal: null });
     expect(exitedAt - sigtermAt).toBeLessThan(graceMs + 2_000);
@@ -138,7 +118,7 @@ describe('SIGTERM with LLM calls in flight', () => {
     }
 
     // Every call made before the exit finished and was committed: no node was left half-done.
-    const before = fake.requests.slice(startIndex);
+    const before = suite.fake.requests.slice(startIndex);
     const atExit = promptNodes(dbPath);
     expect(atExit.size).toBe(tags.length * STEPS);
     for (const request of before) {
@@ -156,15 +136,15 @@ describe('SIGTERM with LLM calls in flight', () => {
     expect(before.filter((r) => r.at > drainSeenAt + 100).map(callIdentity)).toEqual([]);
 
     // Restart on the same database: everything completes, and nothing runs twice.
-    const cut = fake.requests.length;
-    const second = await startServer({ dbPath, env: anthropic(), shutdownGraceMs: graceMs });
+    const cut = suite.fake.requests.length;
+    const second = await startServer({ dbPath, env: suite.env(), shutdownGraceMs: graceMs });
     const views = await waitAllTerminal(second, ids, 15_000);
     for (const [i, view] of views.entries()) {
       expect(view.status).toBe('completed');
       expect(view.output).toBe(answerFor(`${tags[i]} step-${STEPS}`));
       for (const node of view.tree.children) expect(node.attempts, `${tags[i]} ${node.name}`).toBe(1);
     }
-    const afterCounts = countByIdentity(fake.requests.slice(cut));
+    const afterCounts = countByIdentity(suite.fake.requests.slice(cut));
     for (const k of completedBefore) expect(afterCounts.has(k), `${k} called again after the restart`).toBe(false);
     for (const [k, n] of afterCounts) expect(n, k).toBe(1);
     expect(afterCounts.size).toBe(tags.length * STEPS - completedBefore.length);
@@ -180,17 +160,20 @@ describe('SIGTERM with LLM calls in flight', () => {
   }, async () => {
     const graceMs = 300;
     let replyDelayMs = 3_000;
-    fake.setDefault((request) => ({ body: textMessage(answerFor(callIdentity(request))), delayMs: replyDelayMs }));
-    const dbPath = tmp.dbPath('abort.db');
-    const first = await startServer({ dbPath, env: anthropic(), shutdownGraceMs: graceMs });
-    const startIndex = fake.requests.length;
+    suite.fake.setDefault((request) => ({
+      body: textMessage(answerFor(callIdentity(request))),
+      delayMs: replyDelayMs,
+    }));
+    const dbPath = suite.tmp.dbPath('abort.db');
+    const first = await startServer({ dbPath, env: suite.env(), shutdownGraceMs: graceMs });
+    const startIndex = suite.fake.requests.length;
     const tags = Array.from({ length: 3 }, (_, i) => randomTag(`abort${i}`));
     const ids = await submit(
       first,
       tags.map((tag) => sequenceDefinition('graceful', tag, STEPS)),
     );
 
-    await waitFor('three step-1 calls in flight', () => fake.requests.length - startIndex >= 3, 10_000, 5);
+    await waitFor('three step-1 calls in flight', () => suite.fake.requests.length - startIndex >= 3, 10_000, 5);
     const sigtermAt = Date.now();
     first.kill('SIGTERM');
     const exit = await first.exited;
@@ -206,19 +189,19 @@ describe('SIGTERM with LLM calls in flight', () => {
     expect(workflowStatuses(dbPath).sort()).toEqual(['running', 'running', 'running']);
 
     replyDelayMs = 100;
-    const cut = fake.requests.length;
-    const second = await startServer({ dbPath, env: anthropic(), shutdownGraceMs: graceMs });
+    const cut = suite.fake.requests.length;
+    const second = await startServer({ dbPath, env: suite.env(), shutdownGraceMs: graceMs });
     const views = await waitAllTerminal(second, ids, 15_000);
     for (const view of views) expect(view.status).toBe('completed');
-    const beforeCounts = countByIdentity(fake.requests.slice(startIndex, cut));
-    const afterCounts = countByIdentity(fake.requests.slice(cut));
+    const beforeCounts = countByIdentity(suite.fake.requests.slice(startIndex, cut));
+    const afterCounts = countByIdentity(suite.fake.requests.slice(cut));
     expect(beforeCounts.size).toBe(3);
     // The aborted step-1 calls run once more (the one duplicate docs/design.md#execution allows), the rest once.
     for (const tag of tags) {
       expect(beforeCounts.get(`${tag} step-1`)).toBe(1);
       for (let s = 1; s <= STEPS; s++) expect(afterCounts.get(`${tag} step-${s}`), `${tag} step-${s}`).toBe(1);
     }
-    expect(fake.requests.length - cut).toBe(tags.length * STEPS);
+    expect(suite.fake.requests.length - cut).toBe(tags.length * STEPS);
     expect(errorRecords(first)).toEqual([]);
     expect(errorRecords(second)).toEqual([]);
   });
@@ -230,7 +213,7 @@ describe('SIGTERM under load', () => {
   }, async () => {
     const graceMs = 8_000;
     const callMs = 4_000;
-    const dbPath = tmp.dbPath('keep-alive.db');
+    const dbPath = suite.tmp.dbPath('keep-alive.db');
     const server = await startServer({ dbPath, shutdownGraceMs: graceMs });
     // A model call in flight at SIGTERM keeps the executor draining for a few seconds: the window
     // in which the listener must keep answering 503 rather than resetting.
@@ -352,7 +335,7 @@ describe('SIGTERM under load', () => {
     const signal = new Promise<void>((resolve) => {
       signalled = resolve;
     });
-    fake.setDefault(async (request) => {
+    suite.fake.setDefault(async (request) => {
       const key = callIdentity(request);
       const [tag = '', step] = key.split(' ');
       const body = textMessage(answerFor(key));
@@ -362,11 +345,11 @@ describe('SIGTERM under load', () => {
       return { body, delayMs: 800 };
     });
 
-    const dbPath = tmp.dbPath('hundred.db');
-    const env = { ...anthropic(), CONCURRENCY: String(CONCURRENCY) };
+    const dbPath = suite.tmp.dbPath('hundred.db');
+    const env = { ...suite.env(), CONCURRENCY: String(CONCURRENCY) };
     const first = await startServer({ dbPath, env, shutdownGraceMs: GRACE_MS, startTimeoutMs: 60_000 });
     const base = new URL(first.url);
-    const from = fake.requests.length;
+    const from = suite.fake.requests.length;
     const tags = Array.from({ length: WORKFLOWS }, (_, i) => `w${i}`);
     const ids = await submit(first, tags.map(definition));
 
@@ -374,7 +357,7 @@ describe('SIGTERM under load', () => {
     // started late can still be before its step 1, waiting for a slot behind the step 2s (seen on
     // Node 24: 67 of 100 step 1s made). Waiting for all of them would wait forever, so the checks
     // below count the calls made rather than assume them.
-    const step2Calls = () => fake.requests.slice(from).filter(isStep2).length;
+    const step2Calls = () => suite.fake.requests.slice(from).filter(isStep2).length;
     await waitFor('every call slot busy with a step 2', () => step2Calls() >= Math.min(CONCURRENCY, WORKFLOWS), 20_000);
 
     // The requests in flight at the signal.
@@ -404,7 +387,7 @@ describe('SIGTERM under load', () => {
     await waitFor('the GET loops answering', () => outcomes.length >= 5 * GET_LOOPS, 10_000, 5);
 
     const runningAtSignal = workflowStatuses(dbPath).filter((s) => s === 'running').length;
-    const callsAtSignal = fake.requests.length;
+    const callsAtSignal = suite.fake.requests.length;
     const sigtermAt = Date.now();
     first.kill('SIGTERM');
     signalled();
@@ -437,12 +420,12 @@ describe('SIGTERM under load', () => {
     const streamEnds = await Promise.all(streams.map(({ stream }) => stream.done));
     const atExit = promptNodes(dbPath);
     const statusesAtExit = workflowStatuses(dbPath);
-    const before = fake.requests.slice(from, callsAtSignal);
+    const before = suite.fake.requests.slice(from, callsAtSignal);
     const shutdownAt = Number(first.records().find((r) => r.msg === 'shutting down: new requests get 503')?.time);
 
     // --- Restart on the same database.
     phase = 2;
-    const cut = fake.requests.length;
+    const cut = suite.fake.requests.length;
     const restartedAt = Date.now();
     const second = await startServer({ dbPath, env, shutdownGraceMs: GRACE_MS, startTimeoutMs: 60_000 });
     const listeningAfterMs = Date.now() - restartedAt;
@@ -465,7 +448,7 @@ describe('SIGTERM under load', () => {
         return { id, first: stream, again, end, all: json.items };
       }),
     );
-    const afterCounts = countByIdentity(fake.requests.slice(cut));
+    const afterCounts = countByIdentity(suite.fake.requests.slice(cut));
     const workflowsAfter = workflowStatuses(dbPath).length;
 
     // --- Figures.
@@ -493,7 +476,7 @@ describe('SIGTERM under load', () => {
       exitMs: exitedAt - sigtermAt,
       graceMs: GRACE_MS,
       nodesCompletedAtExit: completedAtExit.length,
-      callsAfterRestart: fake.requests.length - cut,
+      callsAfterRestart: suite.fake.requests.length - cut,
       listeningAfterMs,
       resumedInMs,
     });
@@ -515,7 +498,7 @@ describe('SIGTERM under load', () => {
     expect(new Set(step1sBefore).size).toBe(step1sBefore.length);
     expect(step1sBefore.length).toBeGreaterThanOrEqual(CONCURRENCY);
     // No call started after the signal (a call waiting for a slot included).
-    const startedLate = fake.requests.slice(callsAtSignal, cut).filter((r) => r.at > shutdownAt + 100);
+    const startedLate = suite.fake.requests.slice(callsAtSignal, cut).filter((r) => r.at > shutdownAt + 100);
     expect(startedLate.map(callIdentity)).toEqual([]);
     // The calls answered within the grace period were committed, the aborted ones left resumable.
     for (const request of before) {
@@ -600,7 +583,7 @@ describe('npm start under a process manager', () => {
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`${signal} to npm stops the server (graceful shutdown logged)`, { timeout: 60_000 }, async () => {
-      const dbPath = tmp.dbPath(`npm-start-${signal}.db`);
+      const dbPath = suite.tmp.dbPath(`npm-start-${signal}.db`);
       const server = await startServer({ dbPath, viaNpmStart: true, shutdownGraceMs: 2_000 });
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
       server.kill(signal);

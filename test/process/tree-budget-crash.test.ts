@@ -1,11 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type FakeReply,
-  type FakeServer,
-  type RecordedRequest,
-  startFakeAnthropic,
-} from '../support/fake-anthropic.js';
-import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } from '../support/server-process.js';
+import { describe, expect, it } from 'vitest';
+import type { FakeReply, RecordedRequest } from '../support/fake-anthropic.js';
+import { fakeAnthropicSuite } from '../support/fake-anthropic-suite.js';
+import { type ServerProcess, startServer, waitFor } from '../support/server-process.js';
 import { treeDefinition, treeReply } from '../support/tree-budget-fixture.js';
 
 /**
@@ -14,24 +10,15 @@ import { treeDefinition, treeReply } from '../support/tree-budget-fixture.js';
  * that no `agentPromptEnd` ever recorded — pays from the same budget. The real server, killed.
  */
 const MODEL = 'anthropic/claude-sonnet-5-5';
-const tmp = tempDir('baton-tree-budget-');
-let fake: FakeServer;
 /** While true, requests after the first hang: the kill comes with one in flight. */
 let holding = true;
 
 function reply(request: RecordedRequest): FakeReply {
-  if (holding && fake.requests.length >= 2) return { hang: true };
+  if (holding && suite.fake.requests.length >= 2) return { hang: true };
   return treeReply(request);
 }
 
-beforeAll(async () => {
-  fake = await startFakeAnthropic({ defaultReply: reply });
-});
-afterAll(async () => {
-  await stopAllServers();
-  await fake?.close();
-  tmp.cleanup();
-});
+const suite = fakeAnthropicSuite('baton-tree-budget-', { defaultReply: reply });
 
 async function getJson(server: ServerProcess, path: string): Promise<Record<string, unknown>> {
   const res = await fetch(`${server.url}${path}`);
@@ -50,8 +37,12 @@ async function treeEnded(server: ServerProcess, id: string): Promise<boolean> {
 
 describe('the tree budget across a crash', { timeout: 240_000 }, () => {
   it('a root with maxLlmCalls 3, killed with its 2nd request in flight, sends 3 requests in all', async () => {
-    const dbPath = tmp.dbPath();
-    const env = { ANTHROPIC_API_KEY: 'sk-ant-test-key-000', ANTHROPIC_BASE_URL: fake.url, RATE_LIMIT_PER_MINUTE: '0' };
+    const dbPath = suite.tmp.dbPath();
+    const env = {
+      ANTHROPIC_API_KEY: 'sk-ant-test-key-000',
+      ANTHROPIC_BASE_URL: suite.fake.url,
+      RATE_LIMIT_PER_MINUTE: '0',
+    };
     const first = await startServer({ dbPath, env, startTimeoutMs: 90_000 });
     const res = await fetch(`${first.url}/v1/workflows`, {
       method: 'POST',
@@ -60,16 +51,16 @@ describe('the tree budget across a crash', { timeout: 240_000 }, () => {
     });
     expect(res.status).toBe(202);
     const id = ((await res.json()) as { id: string }).id;
-    await waitFor('the second request, in flight', () => fake.requests.length >= 2);
+    await waitFor('the second request, in flight', () => suite.fake.requests.length >= 2);
     first.kill('SIGKILL');
     await first.exited;
-    expect(fake.requests).toHaveLength(2);
+    expect(suite.fake.requests).toHaveLength(2);
 
     holding = false;
     const second = await startServer({ dbPath, env, startTimeoutMs: 90_000 });
     await waitFor('the tree to end after the restart', () => treeEnded(second, id), 20_000, 50);
     const done = await getJson(second, `/v1/workflows/${id}`);
-    expect(fake.requests).toHaveLength(3);
+    expect(suite.fake.requests).toHaveLength(3);
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ code: 'LLM_CALL_LIMIT_EXCEEDED' });
     second.kill('SIGTERM');

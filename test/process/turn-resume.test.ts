@@ -1,14 +1,9 @@
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type FakeServer,
-  type RecordedRequest,
-  startFakeAnthropic,
-  textMessage,
-  toolUseMessage,
-} from '../support/fake-anthropic.js';
+import { describe, expect, it } from 'vitest';
+import { type RecordedRequest, textMessage, toolUseMessage } from '../support/fake-anthropic.js';
+import { fakeAnthropicSuite } from '../support/fake-anthropic-suite.js';
 import { callIdentity, conversationLength, getWorkflow, TERMINAL } from '../support/process-calls.js';
-import { errorRecords, startServer, stopAllServers, tempDir, waitFor } from '../support/server-process.js';
+import { errorRecords, startServer, waitFor } from '../support/server-process.js';
 
 /**
  * A tool loop commits each completed turn (the assistant message, its tool calls
@@ -25,11 +20,9 @@ const RUN = Math.random().toString(36).slice(2, 8);
 const LOOP_CALLS = 9;
 const KILL_AFTER_TURN = 5;
 
-let fake: FakeServer;
 /** The server life sending requests now (1-based). */
 let life = 1;
 const log: Array<{ life: number; identity: string; turn: number; request: RecordedRequest }> = [];
-const tmp = tempDir('baton-turn-resume-');
 
 /** A conversation of n messages asks for turn (n + 1) / 2: every completed turn adds two messages. */
 const turnOf = (request: RecordedRequest) => (conversationLength(request) + 1) / 2;
@@ -55,27 +48,16 @@ function spawnReply(identity: string, tag: string, turn: number) {
   return life === 1 ? { hang: true } : { body: textMessage('spawner done') };
 }
 
-beforeAll(async () => {
-  fake = await startFakeAnthropic({
-    defaultReply: (request) => {
-      const identity = callIdentity(request);
-      const [tag = '?', node = '?'] = identity.split(' ');
-      const turn = turnOf(request);
-      log.push({ life, identity, turn, request });
-      return node === 'loop' ? loopReply(turn) : spawnReply(identity, tag, turn);
-    },
-  });
+const suite = fakeAnthropicSuite('baton-turn-resume-', {
+  defaultReply: (request) => {
+    const identity = callIdentity(request);
+    const [tag = '?', node = '?'] = identity.split(' ');
+    const turn = turnOf(request);
+    log.push({ life, identity, turn, request });
+    return node === 'loop' ? loopReply(turn) : spawnReply(identity, tag, turn);
+  },
+  stopServersAfterEach: true,
 });
-afterEach(async () => {
-  await stopAllServers();
-});
-afterAll(async () => {
-  await stopAllServers();
-  await fake?.close();
-  tmp.cleanup();
-});
-
-const env = () => ({ ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url });
 
 async function submit(url: string, definition: unknown): Promise<string> {
   const res = await fetch(`${url}/v1/workflows`, {
@@ -99,9 +81,9 @@ describe('a crash resumes a tool loop at its first uncommitted turn', () => {
     timeout: 180_000,
   }, async () => {
     life = 1;
-    const dbPath = tmp.dbPath('loop.db');
+    const dbPath = suite.tmp.dbPath('loop.db');
     const tag = `loop-${RUN}`;
-    const first = await startServer({ dbPath, env: env(), startTimeoutMs: 60_000 });
+    const first = await startServer({ dbPath, env: suite.env(), startTimeoutMs: 60_000 });
     const id = await submit(first.url, {
       name: 'turn-resume-loop',
       input: { tag },
@@ -123,7 +105,7 @@ describe('a crash resumes a tool loop at its first uncommitted turn', () => {
     expect(lifeOne.map((c) => c.turn)).toEqual([1, 2, 3, 4, 5, 6]);
 
     life = 2;
-    const second = await startServer({ dbPath, env: env(), startTimeoutMs: 60_000 });
+    const second = await startServer({ dbPath, env: suite.env(), startTimeoutMs: 60_000 });
     const view = await waitFor(
       'the loop terminal',
       async () => {
@@ -158,9 +140,9 @@ describe('a crash resumes a tool loop at its first uncommitted turn', () => {
     timeout: 180_000,
   }, async () => {
     life = 1;
-    const dbPath = tmp.dbPath('spawn.db');
+    const dbPath = suite.tmp.dbPath('spawn.db');
     const tag = `spawn-${RUN}`;
-    const first = await startServer({ dbPath, env: env(), startTimeoutMs: 60_000 });
+    const first = await startServer({ dbPath, env: suite.env(), startTimeoutMs: 60_000 });
     const id = await submit(first.url, {
       name: 'turn-resume-spawn',
       input: { tag },
@@ -203,7 +185,7 @@ describe('a crash resumes a tool loop at its first uncommitted turn', () => {
     db.close();
 
     life = 2;
-    const second = await startServer({ dbPath, env: env(), startTimeoutMs: 60_000 });
+    const second = await startServer({ dbPath, env: suite.env(), startTimeoutMs: 60_000 });
     const view = await waitFor(
       'the spawner terminal',
       async () => {
