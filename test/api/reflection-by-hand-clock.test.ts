@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findNode, type NodeJson, submit } from '../support/api-fixtures.js';
+import { findNode, type NodeJson, severity, submit } from '../support/api-fixtures.js';
 import { useAnthropicTestApp, waitForStatus } from '../support/build-app.js';
 import { createManualClock } from '../support/manual-clock.js';
 
@@ -9,12 +9,6 @@ import { createManualClock } from '../support/manual-clock.js';
  */
 const clock = createManualClock();
 const app = useAnthropicTestApp({ overrides: { clock } });
-
-const severity = {
-  type: 'object',
-  required: ['severity'],
-  properties: { severity: { enum: ['low', 'medium', 'high'] } },
-};
 
 async function failedWorkflow(name: string) {
   const res = await submit(app.t.app, {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allEvents, findNode, type NodeJson, submit } from '../support/api-fixtures.js';
+import { allEvents, findNode, type NodeJson, severity, submit } from '../support/api-fixtures.js';
 import { useAnthropicTestApp, waitForStatus } from '../support/build-app.js';
 import { textMessage } from '../support/fake-anthropic.js';
 
@@ -9,12 +9,6 @@ import { textMessage } from '../support/fake-anthropic.js';
  * the person's note and runs it once more — only that node: other failures stand.
  */
 const app = useAnthropicTestApp();
-
-const severity = {
-  type: 'object',
-  required: ['severity'],
-  properties: { severity: { enum: ['low', 'medium', 'high'] } },
-};
 
 /** A prompt whose first answer breaks the schema (the sim's script), later ones pass. */
 function failingOnce(name: string) {

@@ -1,7 +1,6 @@
 import type { SimulatedResponse } from '../../src/domain/llm.js';
-import type { Clock } from '../../src/domain/ports.js';
-import { systemClock } from '../../src/inproc/clock.js';
 import { createSimulatedProvider } from '../../src/llm/simulated.js';
+import { countingClock } from '../support/manual-clock.js';
 import { type Harness, MAX_TOKENS, type ProviderAdapter, SYSTEM, USER } from './llm-provider-harness.js';
 
 /**
@@ -11,19 +10,6 @@ import { type Harness, MAX_TOKENS, type ProviderAdapter, SYSTEM, USER } from './
 
 /** Long enough that only an abort ends it (the sim's latency cap). */
 const HANG_MS = 600_000;
-
-/** A real clock that counts sleeps: a sim call "reaches" its backend when its latency starts. */
-function countingClock(): Clock & { sleeps: number[] } {
-  const sleeps: number[] = [];
-  return {
-    sleeps,
-    now: () => Date.now(),
-    sleep: (ms, signal) => {
-      sleeps.push(ms);
-      return systemClock.sleep(ms, signal);
-    },
-  };
-}
 
 function simHarness(): Harness<SimulatedResponse> {
   const clock = countingClock();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allEvents, submit } from '../support/api-fixtures.js';
+import { allEvents, severity, submit } from '../support/api-fixtures.js';
 import { useAnthropicTestApp, waitForStatus } from '../support/build-app.js';
 
 /**
@@ -9,12 +9,6 @@ import { useAnthropicTestApp, waitForStatus } from '../support/build-app.js';
  * key, so a cached answer never repeats past the attempt budget.
  */
 const app = useAnthropicTestApp();
-
-const severity = {
-  type: 'object',
-  required: ['severity'],
-  properties: { severity: { enum: ['low', 'medium', 'high'] } },
-};
 
 function definition(cache: boolean) {
   return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AGENT_REFLECTION_PREFIX } from '../../src/reflection/policy.js';
-import { allEvents, submit } from '../support/api-fixtures.js';
+import { allEvents, severity, submit } from '../support/api-fixtures.js';
 import { useAnthropicTestApp, waitForStatus } from '../support/build-app.js';
 import { errorBody, textMessage } from '../support/fake-anthropic.js';
 
@@ -11,12 +11,6 @@ import { errorBody, textMessage } from '../support/fake-anthropic.js';
  * agent-level prefix, and transport retries that never consume a reflection attempt.
  */
 const app = useAnthropicTestApp();
-
-const severity = {
-  type: 'object',
-  required: ['severity'],
-  properties: { severity: { enum: ['low', 'medium', 'high'] } },
-};
 
 async function reflections(id: string) {
   const res = await app.t.app.inject({ method: 'GET', url: `/v1/workflows/${id}/reflections` });

@@ -95,3 +95,10 @@ export function findNode(root: NodeJson, name: string): NodeJson | undefined {
   }
   return undefined;
 }
+
+/** A response format the sim's scripts break on purpose: one required `severity` of three values. */
+export const severity = {
+  type: 'object',
+  required: ['severity'],
+  properties: { severity: { enum: ['low', 'medium', 'high'] } },
+};

@@ -1,4 +1,5 @@
 import type { Clock } from '../../src/domain/ports.js';
+import { systemClock } from '../../src/inproc/clock.js';
 
 /**
  * A Clock that only moves when the test moves it (docs/design.md#house-style: time is injected). `now()` is a
@@ -198,4 +199,20 @@ export async function settleEventLoop(): Promise<void> {
     else if (++quiet >= QUIET_TURNS) return;
   }
   throw new Error(`the event loop did not settle within ${MAX_TURNS} setImmediate turns (a busy loop?)`);
+}
+
+/**
+ * The real clock, counting its sleeps: a test can prove a hot path sets no timer, or see when a sim
+ * call "reaches" its backend (its latency sleep starts).
+ */
+export function countingClock(): Clock & { sleeps: number[] } {
+  const sleeps: number[] = [];
+  return {
+    sleeps,
+    now: () => Date.now(),
+    sleep: (ms, signal) => {
+      sleeps.push(ms);
+      return systemClock.sleep(ms, signal);
+    },
+  };
 }

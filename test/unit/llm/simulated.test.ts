@@ -1,28 +1,13 @@
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { type LlmRequest, responseText } from '../../../src/domain/llm.js';
-import type { Clock } from '../../../src/domain/ports.js';
-import { systemClock } from '../../../src/inproc/clock.js';
 import { createSimulatedProvider } from '../../../src/llm/simulated.js';
-import { createManualClock } from '../../support/manual-clock.js';
+import { countingClock, createManualClock } from '../../support/manual-clock.js';
 
 /*
  * What only the sim does: its unscripted answers, its scripts and its latency. What it shares with
  * every LlmProvider (answers, error kinds, aborts) is test/contracts/llm-provider.contract.test.ts.
  */
-
-/** Real sleeping, but counts calls so a test can prove the hot path sets no timer. */
-function countingClock(): Clock & { sleeps: number[] } {
-  const sleeps: number[] = [];
-  return {
-    sleeps,
-    now: () => Date.now(),
-    sleep: (ms, signal) => {
-      sleeps.push(ms);
-      return systemClock.sleep(ms, signal);
-    },
-  };
-}
 
 const signal = new AbortController().signal;
 
