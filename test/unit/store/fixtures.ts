@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import type { WorkflowDefinition } from '../../../src/domain/definition.js';
 import { newId, newTraceId } from '../../../src/domain/ids.js';
 import type { NewWorkflow } from '../../../src/domain/ports.js';
@@ -98,4 +100,25 @@ export function node(workflowId: string, fields: Partial<NodeRecord> & Pick<Node
     endedAt: null,
     ...fields,
   };
+}
+
+const MIGRATIONS = fileURLToPath(new URL('../../../migrations/', import.meta.url));
+
+/**
+ * A database as an older build left it: every migration up to `version` applied, as that build
+ * did, and nothing after; a migration test then opens it with today's openDatabase.
+ */
+export function databaseAtSchema(
+  path: string,
+  version: number,
+  options: { foreignKeys?: boolean } = {},
+): Database.Database {
+  const db = new Database(path);
+  if (options.foreignKeys) db.pragma('foreign_keys = ON');
+  for (const file of readdirSync(MIGRATIONS).sort()) {
+    if (Number(file.slice(0, 4)) > version) continue;
+    db.exec(readFileSync(join(MIGRATIONS, file), 'utf8'));
+  }
+  db.pragma(`user_version = ${version}`);
+  return db;
 }

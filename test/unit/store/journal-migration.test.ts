@@ -1,14 +1,11 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newSpanId } from '../../../src/domain/ids.js';
 import { openDatabase } from '../../../src/store/db.js';
 import { createGroupCommitter } from '../../../src/store/group-commit.js';
 import { createSqliteTraceStore } from '../../../src/store/spans.repo.js';
 import { createSqliteWorkflowStore } from '../../../src/store/workflows.repo.js';
-import { newWorkflow, tempDir } from './fixtures.js';
+import { databaseAtSchema, newWorkflow, tempDir } from './fixtures.js';
 
 /**
  * Migration 0008 moves the events and spans tables into the journal. A database written by the
@@ -16,7 +13,6 @@ import { newWorkflow, tempDir } from './fixtures.js';
  * keep answering SQL on `events` and `spans` (now views).
  */
 
-const MIGRATIONS = fileURLToPath(new URL('../../../migrations/', import.meta.url));
 const T0 = 1_700_000_000_000;
 const WORKFLOW_START = '{"name":"review-pr","parentWorkflowId":null}';
 const STEP_START = '{"node":"draft","type":"prompt","attempt":1}';
@@ -27,21 +23,10 @@ beforeEach(() => {
 });
 afterEach(() => dir.remove());
 
-/** A schema-7 database: every migration before the journal, applied as the old build did. */
-function schema7(path: string): Database.Database {
-  const db = new Database(path);
-  for (const file of readdirSync(MIGRATIONS).sort()) {
-    if (Number(file.slice(0, 4)) > 7) continue;
-    db.exec(readFileSync(join(MIGRATIONS, file), 'utf8'));
-  }
-  db.pragma('user_version = 7');
-  return db;
-}
-
 describe('migration 0008 (journal)', () => {
   it('moves old events and spans into the journal: the stores and the views read them back', async () => {
     const path = join(dir.dir, 'old.db');
-    const old = schema7(path);
+    const old = databaseAtSchema(path, 7);
     const { workflow, nodes } = newWorkflow({ tenantId: 'acme' });
     old
       .prepare(

@@ -1,17 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/store/db.js';
-import { tempDir } from './fixtures.js';
+import { databaseAtSchema, tempDir } from './fixtures.js';
 
 /**
  * Migration 0026 drops the CHECK that listed node kinds (a new kind needs no migration): the
  * rebuilt table keeps every node row and the rows that reference nodes, and still enforces its
  * foreign keys.
  */
-const MIGRATIONS = fileURLToPath(new URL('../../../migrations/', import.meta.url));
 const T0 = 1_700_000_000_000;
 
 let dir: ReturnType<typeof tempDir>;
@@ -19,17 +16,6 @@ beforeEach(() => {
   dir = tempDir();
 });
 afterEach(() => dir.remove());
-
-function schema25(path: string): Database.Database {
-  const db = new Database(path);
-  db.pragma('foreign_keys = ON');
-  for (const file of readdirSync(MIGRATIONS).sort()) {
-    if (Number(file.slice(0, 4)) > 25) continue;
-    db.exec(readFileSync(join(MIGRATIONS, file), 'utf8'));
-  }
-  db.pragma('user_version = 25');
-  return db;
-}
 
 const insertNode = (db: Database.Database, id: string, type: string) =>
   db
@@ -42,7 +28,7 @@ const insertNode = (db: Database.Database, id: string, type: string) =>
 describe('migration 0026 (node kinds unchecked)', () => {
   it('keeps nodes, reflections and reflection requests, and admits any kind', () => {
     const path = join(dir.dir, 'old.db');
-    const old = schema25(path);
+    const old = databaseAtSchema(path, 25, { foreignKeys: true });
     old
       .prepare(
         `INSERT INTO workflows (id, tenant_id, name, status, root_workflow_id, trace_id, definition, created_at)
