@@ -12,6 +12,8 @@ const shared = {
 export default defineConfig({
   test: {
     reporters: ['default'],
+    // A throwaway PostgreSQL cluster for the suites that run against PostgreSQL (see the file).
+    globalSetup: ['test/support/postgres-global-setup.ts'],
     projects: [
       {
         test: {
