@@ -10,8 +10,8 @@ import type { Status } from '../../src/domain/status.js';
 import { summarizeRun } from '../../src/metrics/efficiency.js';
 import { rewardFor } from '../../src/metrics/rewards.js';
 import { createSqliteMetricsStore } from '../../src/store/metrics.repo.js';
+import { newWorkflow, openMemoryStore, type StoreFixture } from '../support/store-fixtures.js';
 import { p, RunBuilder } from '../unit/metrics/fixtures.js';
-import { newWorkflow, openMemoryStore, type StoreFixture } from '../unit/store/fixtures.js';
 
 /** The metrics routes over a real in-memory store, mounted on a bare app (deps/app wiring is the lead's). */
 

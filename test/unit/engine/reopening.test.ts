@@ -4,7 +4,7 @@ import type { NodeRecord } from '../../../src/domain/records.js';
 import type { ReflectionEntry } from '../../../src/domain/reflection.js';
 import { Reopening } from '../../../src/engine/run/reopening.js';
 import { manualReflectionRefusal } from '../../../src/reflection/manual.js';
-import { node } from '../store/fixtures.js';
+import { node } from '../../support/store-fixtures.js';
 
 /**
  * A reopened workflow decides from stored rows alone (src/engine/run/reopening.ts), so an execution

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/store/db.js';
-import { tempDir } from './fixtures.js';
+import { tempDir } from '../../support/store-fixtures.js';
 
 /** The newest migration's version: what user_version reads once every migration has run. */
 const NEWEST_MIGRATION = Math.max(

@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { DEFINITION_CACHE_ENTRIES } from '../../../src/store/workflows.repo.js';
-import { newWorkflow, openMemoryStore, type StoreFixture } from './fixtures.js';
+import { newWorkflow, openMemoryStore, type StoreFixture } from '../../support/store-fixtures.js';
 
 /**
  * The store keeps parsed definitions in memory so reads of running and recent workflows skip

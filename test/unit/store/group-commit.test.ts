@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Db, openDatabase } from '../../../src/store/db.js';
 import { createGroupCommitter, type GroupCommitter } from '../../../src/store/group-commit.js';
-import { tempDir } from './fixtures.js';
+import { tempDir } from '../../support/store-fixtures.js';
 
 /**
  * The writer and an independent reader connection on one WAL file: the reader sees only committed

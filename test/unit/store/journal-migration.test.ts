@@ -5,7 +5,7 @@ import { openDatabase } from '../../../src/store/db.js';
 import { createGroupCommitter } from '../../../src/store/group-commit.js';
 import { createSqliteTraceStore } from '../../../src/store/spans.repo.js';
 import { createSqliteWorkflowStore } from '../../../src/store/workflows.repo.js';
-import { databaseAtSchema, newWorkflow, tempDir } from './fixtures.js';
+import { databaseAtSchema, newWorkflow, tempDir } from '../../support/store-fixtures.js';
 
 /**
  * Migration 0008 moves the events and spans tables into the journal. A database written by the

@@ -5,8 +5,8 @@ import type { Complexity } from '../../../src/domain/task.js';
 import { summarizeRun } from '../../../src/metrics/efficiency.js';
 import { rewardFor, withFeedback } from '../../../src/metrics/rewards.js';
 import { createSqliteMetricsStore } from '../../../src/store/metrics.repo.js';
+import { newWorkflow, openMemoryStore, type StoreFixture } from '../../support/store-fixtures.js';
 import { p, RunBuilder } from '../metrics/fixtures.js';
-import { newWorkflow, openMemoryStore, type StoreFixture } from './fixtures.js';
 
 let fx: StoreFixture;
 let metrics: MetricsStore;

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/store/db.js';
-import { databaseAtSchema, tempDir } from './fixtures.js';
+import { databaseAtSchema, tempDir } from '../../support/store-fixtures.js';
 
 /**
  * Migration 0026 drops the CHECK that listed node kinds (a new kind needs no migration): the

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/domain/ids.js';
 import type { NewWorkflow } from '../../../src/domain/ports.js';
 import type { ReflectionEntry } from '../../../src/domain/reflection.js';
-import { newWorkflow, openMemoryStore, type StoreFixture } from './fixtures.js';
+import { newWorkflow, openMemoryStore, type StoreFixture } from '../../support/store-fixtures.js';
 
 let fx: StoreFixture;
 let created: NewWorkflow;

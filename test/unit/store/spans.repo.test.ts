@@ -4,7 +4,7 @@ import { newSpanId } from '../../../src/domain/ids.js';
 import type { NewWorkflow, TraceStore } from '../../../src/domain/ports.js';
 import type { SpanFieldsByType, SpanRecord, SpanType } from '../../../src/domain/spans.js';
 import { createSqliteTraceStore } from '../../../src/store/spans.repo.js';
-import { newWorkflow, openMemoryStore, type StoreFixture } from './fixtures.js';
+import { newWorkflow, openMemoryStore, type StoreFixture } from '../../support/store-fixtures.js';
 
 let fx: StoreFixture;
 let traces: TraceStore;

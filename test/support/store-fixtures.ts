@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import type { WorkflowDefinition } from '../../../src/domain/definition.js';
-import { newId, newTraceId } from '../../../src/domain/ids.js';
-import type { NewWorkflow } from '../../../src/domain/ports.js';
-import type { NodeRecord, WorkflowRecord } from '../../../src/domain/records.js';
-import type { Status } from '../../../src/domain/status.js';
-import { type Db, openDatabase } from '../../../src/store/db.js';
-import { createGroupCommitter, type GroupCommitter } from '../../../src/store/group-commit.js';
-import { createSqliteWorkflowStore } from '../../../src/store/workflows.repo.js';
+import type { WorkflowDefinition } from '../../src/domain/definition.js';
+import { newId, newTraceId } from '../../src/domain/ids.js';
+import type { NewWorkflow } from '../../src/domain/ports.js';
+import type { NodeRecord, WorkflowRecord } from '../../src/domain/records.js';
+import type { Status } from '../../src/domain/status.js';
+import { type Db, openDatabase } from '../../src/store/db.js';
+import { createGroupCommitter, type GroupCommitter } from '../../src/store/group-commit.js';
+import { createSqliteWorkflowStore } from '../../src/store/workflows.repo.js';
 
 export interface StoreFixture {
   db: Db;
@@ -102,7 +102,7 @@ export function node(workflowId: string, fields: Partial<NodeRecord> & Pick<Node
   };
 }
 
-const MIGRATIONS = fileURLToPath(new URL('../../../migrations/', import.meta.url));
+const MIGRATIONS = fileURLToPath(new URL('../../migrations/', import.meta.url));
 
 /**
  * A database as an older build left it: every migration up to `version` applied, as that build
