@@ -1,5 +1,5 @@
 /**
- * What the usage roll-ups (migrations/0022) add to the commit that ends a workflow.
+ * What the usage roll-ups (migrations/sqlite/0022) add to the commit that ends a workflow.
  *
  * What it measures: COMMITS workflows, each ended by one `WorkflowStore.commit` through the group
  * committer into a real SQLite file (WAL, synchronous=NORMAL), one commit at a time: the final

@@ -171,7 +171,7 @@ function bareInsert(db: Db, rows: number): number {
   db.prepare(
     'INSERT INTO workflows (id, tenant_id, name, status, root_workflow_id, trace_id, definition, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   ).run(w.id, w.tenantId, w.name, w.status, w.id, w.traceId, JSON.stringify(definition), w.createdAt);
-  // The shape spans had as rows of their own table (before the journal, migrations/0008).
+  // The shape spans had as rows of their own table (before the journal, migrations/sqlite/0008).
   db.exec(`CREATE TABLE reference_spans (
     trace_id TEXT NOT NULL, span_id TEXT NOT NULL, workflow_id TEXT NOT NULL, tenant_id TEXT NOT NULL, node_id TEXT,
     parent_id TEXT, type TEXT NOT NULL, started_at INTEGER NOT NULL, ended_at INTEGER, status TEXT, error TEXT,

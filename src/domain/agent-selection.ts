@@ -16,7 +16,7 @@ export type SelectionStrategy = (typeof SELECTION_STRATEGIES)[number];
 export const REQUESTABLE_STRATEGIES = [...SELECTION_STRATEGIES, 'auto'] as const;
 /** `auto`: rewarded runs each strategy needs, per task type, before they are compared. */
 export const AUTO_MIN_RUNS = 10;
-/** `auto`: newest selecting uses read per strategy and task type; bounds the per-selection lookup (migrations/0024). */
+/** `auto`: newest selecting uses read per strategy and task type; bounds the per-selection lookup (migrations/sqlite/0024). */
 export const AUTO_WINDOW_USES = 200;
 
 export const AgentSelectionSchema = z.strictObject({

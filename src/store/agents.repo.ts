@@ -15,7 +15,7 @@ import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 import { decodeKeyset, encodeKeyset } from './keyset.js';
 
-/** The agent registry and the agent-use history (migrations/0013_agents.sql; retiring: see `retire`). */
+/** The agent registry and the agent-use history (migrations/sqlite/0013_agents.sql; retiring: see `retire`). */
 
 interface AgentRow {
   name: string;
@@ -133,7 +133,7 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
         WHERE e.created_at >= ? AND e.created_at <= ? ${typed ? 'AND e.task_type = ?' : ''}
         GROUP BY u.strategy ORDER BY u.strategy`,
     );
-  // One strategy's newest uses through agent_uses_recent_by_strategy (migrations/0024), LIMIT first:
+  // One strategy's newest uses through agent_uses_recent_by_strategy (migrations/sqlite/0024), LIMIT first:
   // the read is bounded by the window whatever the tenant's history holds.
   const recentStrategy = db.prepare<[string, string, string, number], Omit<StrategyRow, 'strategy'>>(
     `SELECT count(*) AS runs, count(r.workflow_id) AS rewarded,

@@ -2,7 +2,7 @@ import type { GroupCommitter } from './group-commit.js';
 
 /**
  * Background work done one short commit at a time (the corpus purge, the compressing of chunk rows
- * written before migrations/0023): `step` runs in the group committer and returns true while work
+ * written before migrations/sqlite/0023): `step` runs in the group committer and returns true while work
  * remains; the next step waits for a setImmediate, so other writes and requests interleave.
  */
 export interface BatchLoop {

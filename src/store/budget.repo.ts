@@ -2,7 +2,7 @@ import type { ChangeSet } from '../domain/ports.js';
 import type { Db } from './db.js';
 
 /**
- * The money limits' rows (migrations/0018): a tree's requests taken, on its root's row, and each
+ * The money limits' rows (migrations/sqlite/0018): a tree's requests taken, on its root's row, and each
  * tenant's real spend per UTC day. Written inside the workflow store's commit.
  */
 export interface BudgetRows {

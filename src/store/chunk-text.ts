@@ -2,7 +2,7 @@ import { compress, decompressInto, MAX_INPUT_BYTES } from './chunk-codec.js';
 import type { Db } from './db.js';
 
 /**
- * How corpus_chunks.text holds a chunk (migrations/0023): a BLOB, the byte length of the chunk's
+ * How corpus_chunks.text holds a chunk (migrations/sqlite/0023): a BLOB, the byte length of the chunk's
  * UTF-8 (uint16 LE), then that UTF-8 compressed (chunk-codec.ts, LZ77). Stored as it was, the
  * chunks cost 1.14× their document's text (the overlap) before any row overhead, and a corpus took
  * ~1.9× its text on disk; compressed, ~0.7× (prose) to ~0.8× (markdown), the corpus ~1.3-1.5×
@@ -46,11 +46,11 @@ export function unpackChunks(stored: ReadonlyArray<string | Buffer>): string[] {
 const LEGACY_BATCH = 1_000;
 
 /**
- * Compresses up to LEGACY_BATCH chunk rows still holding TEXT (written before migrations/0023);
+ * Compresses up to LEGACY_BATCH chunk rows still holding TEXT (written before migrations/sqlite/0023);
  * true while more remain. Idempotent: a row once a BLOB leaves the partial index the batch reads.
  */
 export function compressLegacyChunks(db: Db): boolean {
-  // Repeats the partial index's WHERE clause verbatim (migrations/0023) so the planner uses it.
+  // Repeats the partial index's WHERE clause verbatim (migrations/sqlite/0023) so the planner uses it.
   const rows = db
     .prepare<[number], { id: number; text: string }>(
       "SELECT id, text FROM corpus_chunks WHERE typeof(text) = 'text' ORDER BY id LIMIT ?",

@@ -31,9 +31,9 @@ import { decodeKeyset, encodeKeyset } from './keyset.js';
 import { createSearchRunner } from './search-runner.js';
 
 /**
- * Corpora, their documents and chunks (migrations/0011), and one FTS5 index per corpus
- * (corpus-index.ts, migrations/0015); a chunk's text is stored compressed (chunk-text.ts,
- * migrations/0023). Writes go through the group committer; a deleted corpus's rows are purged
+ * Corpora, their documents and chunks (migrations/sqlite/0011), and one FTS5 index per corpus
+ * (corpus-index.ts, migrations/sqlite/0015); a chunk's text is stored compressed (chunk-text.ts,
+ * migrations/sqlite/0023). Writes go through the group committer; a deleted corpus's rows are purged
  * afterwards in commits of PURGE_BATCH_CHUNKS chunks, so deleting a large corpus never holds the
  * event loop for long. Searches run off the event loop (search-runner.ts).
  */
@@ -158,11 +158,11 @@ export function createSqliteCorpusStore(
   const purges = createBatchLoop(committer, purgeStep, options.onError);
   const purge = (): void => purges.kick();
   const legacy = createBatchLoop(committer, () => compressLegacyChunks(db), options.onError);
-  // The first start after migrations/0015 indexes the existing corpora; purges a crash or a
+  // The first start after migrations/sqlite/0015 indexes the existing corpora; purges a crash or a
   // shutdown interrupted resume.
   buildMissingCorpusIndexes(db);
   if (nextPurge.get() !== undefined) purge();
-  // Rows written before migrations/0023 hold their text as it was; they are read as they are
+  // Rows written before migrations/sqlite/0023 hold their text as it was; they are read as they are
   // meanwhile, so this runs in the background.
   legacy.kick();
   const searches = createSearchRunner(db, {

@@ -2,7 +2,7 @@ import { unpackChunks } from './chunk-text.js';
 import type { Db } from './db.js';
 
 /**
- * One FTS5 table per corpus (migrations/0015), `corpus_fts_<seq>`. Why one table each, not one
+ * One FTS5 table per corpus (migrations/sqlite/0015), `corpus_fts_<seq>`. Why one table each, not one
  * shared index with BM25 recomputed from per-corpus statistics: FTS5's bm25() takes its row count,
  * average row length and document frequencies from the table it ranks, and SQL gets no term
  * frequencies out of an FTS5 index to compute BM25 with other statistics. A table per corpus makes
@@ -43,9 +43,9 @@ export function hasCorpusIndex(db: Db, seq: number): boolean {
 }
 
 /**
- * Builds the index of each corpus that has none (the first start after migrations/0015: the shared
+ * Builds the index of each corpus that has none (the first start after migrations/sqlite/0015: the shared
  * index of 0011 is gone, the text is in corpus_chunks), one transaction per corpus. The text is
- * read row by row in JS: a row holds it compressed or, written before migrations/0023, as TEXT
+ * read row by row in JS: a row holds it compressed or, written before migrations/sqlite/0023, as TEXT
  * (chunk-text.ts). Runs before the service listens; returns how many corpora it indexed.
  */
 export function buildMissingCorpusIndexes(db: Db): number {

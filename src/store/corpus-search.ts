@@ -21,7 +21,7 @@ export interface SearchRequest {
 interface HitRow {
   document_id: string;
   position: number;
-  /** Compressed (chunk-text.ts), or TEXT in a row written before migrations/0023. */
+  /** Compressed (chunk-text.ts), or TEXT in a row written before migrations/sqlite/0023. */
   text: string | Buffer;
   title: string | null;
 }

@@ -17,7 +17,7 @@ interface SumsRow {
 }
 
 /**
- * Retrieval engagement sums (migrations/0010) for the analytics and the auto guard: one indexed
+ * Retrieval engagement sums (migrations/sqlite/0010) for the analytics and the auto guard: one indexed
  * range scan of a tenant's runs, each joined to its workflow's reward (the outcome it led to).
  */
 export function createSqliteEngagementStore(db: Db): EngagementStore {

@@ -30,7 +30,7 @@ export function anyOf(terms: readonly string[]): string {
  * in no row match nothing and are left out too. `rowsWith` answers how many of the corpus's rows
  * hold a term (counted through the index, so stemmed as the index stems it); `indexedRows` is the
  * corpus's row count: both per corpus, so another corpus's data changes nothing here
- * (migrations/0015).
+ * (migrations/sqlite/0015).
  */
 export function weightedTerms(
   terms: readonly string[],

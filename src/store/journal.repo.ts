@@ -13,7 +13,7 @@ import {
 import type { Db } from './db.js';
 
 /**
- * The journal (migrations/0008): the durable record of a workflow's events and spans. A commit
+ * The journal (migrations/sqlite/0008): the durable record of a workflow's events and spans. A commit
  * appends ONE row per workflow it touches, holding that commit's events and span writes as JSON
  * arrays. Rows are rowid-ordered, so every commit of every workflow lands on the last page of one
  * B-tree — instead of ~12 statements spread over the events, spans and index B-trees of as many

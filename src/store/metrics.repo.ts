@@ -16,7 +16,7 @@ import type { GroupCommitter } from './group-commit.js';
 import { decodeKeyset, encodeKeyset } from './keyset.js';
 
 /**
- * The efficiency, rewards and feedback tables (migrations/0006). Records and rewards are written by
+ * The efficiency, rewards and feedback tables (migrations/sqlite/0006). Records and rewards are written by
  * `apply`, inside the workflow store's `applyChanges` transaction, so they commit with the
  * workflow's final state or not at all; feedback goes through the group committer.
  */
@@ -85,7 +85,7 @@ function rangeOf(filter: Pick<MetricsFilter, 'from' | 'to'>): MetricsFilter {
 export interface MetricsRows {
   /**
    * Writes `changes.rewards` then `changes.efficiency` (both upserts by workflow id): in that order
-   * the efficiency record's roll-up trigger (migrations/0022) finds its reward and adds it to the
+   * the efficiency record's roll-up trigger (migrations/sqlite/0022) finds its reward and adds it to the
    * model figures in the same upsert, where a reward written after would add it in one more.
    */
   apply(changes: Pick<ChangeSet, 'efficiency' | 'rewards'>): void;

@@ -3,7 +3,7 @@ import type { Db } from './db.js';
 import { WORKFLOW_READ_COLUMNS, type WorkflowRow } from './workflow-rows.js';
 
 /**
- * Reflection asked for by hand (migrations/0025, docs/workflows.md#reflection). Reopening is one conditional
+ * Reflection asked for by hand (migrations/sqlite/0025, docs/workflows.md#reflection). Reopening is one conditional
  * update run inside a write transaction: the workflow changes only while it is failed, its node is
  * failed and the node's requests are below the cap, so of two requests racing exactly one reopens
  * it, and the cap holds however requests interleave with the runs they start.

@@ -4,7 +4,7 @@ import { type ReflectionEntry, ReflectionLevelSchema, ReflectionResolutionSchema
 import type { Db } from './db.js';
 
 /**
- * The reflections table (migrations/0003): inserts and outcome updates that run inside the
+ * The reflections table (migrations/sqlite/0003): inserts and outcome updates that run inside the
  * workflow store's `applyChanges` transaction — so an entry commits with its node's result or not
  * at all — and the history read. Synchronous, like every write inside a group commit.
  */

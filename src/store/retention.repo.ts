@@ -12,7 +12,7 @@ import type { GroupCommitter } from './group-commit.js';
  *   reflections, tool calls, retrieval runs, efficiency records, rewards, feedback, agent uses and
  *   idempotency keys. Analytics computed from efficiency rows (rewards, agent selection) therefore
  *   look back over the retention period at most; the usage roll-ups the dashboard and model analytics
- *   read (migrations/0022, no workflow_id) outlive the raw rows: they are not listed here and are
+ *   read (migrations/sqlite/0022, no workflow_id) outlive the raw rows: they are not listed here and are
  *   never touched. Response cache entries are not owned by a workflow:
  *   they leave by their own TTL (CACHE_TTL_MS). Retired agents' tombstones leave by age too.
  * - Each tick deletes at most BATCH_TREES trees (and stops adding trees once BATCH_WORKFLOWS
@@ -80,7 +80,7 @@ export interface RetentionOptions {
 }
 
 export function createRetentionSweeper(db: Db, committer: GroupCommitter, options: RetentionOptions): RetentionSweeper {
-  // Repeats the partial index's WHERE clause verbatim (migrations/0021) so the planner uses it.
+  // Repeats the partial index's WHERE clause verbatim (migrations/sqlite/0021) so the planner uses it.
   const dueRoots = db
     .prepare<[number, number], string>(
       `SELECT id FROM workflows

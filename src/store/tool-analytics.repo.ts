@@ -2,7 +2,7 @@ import type { ChangeSet } from '../domain/ports.js';
 import type { Db } from './db.js';
 
 /**
- * Writes of tool calls and retrieval runs (migrations/0010), inside the workflow store's commit of
+ * Writes of tool calls and retrieval runs (migrations/sqlite/0010), inside the workflow store's commit of
  * the node they belong to. Reads are the analytics queries (analytics.repo.ts).
  */
 export interface ToolAnalyticsRows {

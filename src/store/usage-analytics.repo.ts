@@ -16,14 +16,14 @@ import { addDashboardSums, addModelSums, addTaskModelGroups } from './usage-sums
 /**
  * The dashboard, tool and model analytics (docs/design.md#events-spans-metrics-and-rewards). The dashboard and model
  * analytics read
- * whole hours and days from the roll-ups (migrations/0022, usage-rollups.repo.ts) and only the
+ * whole hours and days from the roll-ups (migrations/sqlite/0022, usage-rollups.repo.ts) and only the
  * partial hours at a window's edges with the queries below. Every query starts with an indexed range
  * scan on (tenant_id, time): efficiency_by_tenant_time, rewards_by_tenant_time,
  * tool_calls_by_tenant_time, retrieval_runs_by_tenant_time. Spans and events of the workflows that
  * ended in the window are reached from their efficiency rows through journal_by_workflow, never by
  * scanning the journal (the `events`/`spans` views scan it all).
  *
- * Journal positions (migrations/0008): events `[seq, nodeId, at, type, payload]`; a span insert
+ * Journal positions (migrations/sqlite/0008): events `[seq, nodeId, at, type, payload]`; a span insert
  * `[spanId, nodeId, parentId, type, startedAt, endedAt, status, error, fields]` (9 entries; guardrail
  * spans are written closed, so their insert holds `triggered`).
  */

@@ -9,7 +9,7 @@ import type {
 import type { Db } from './db.js';
 
 /**
- * Reads of the usage roll-ups (migrations/0022, docs/analytics.md#dashboard-and-analytics): a window is cut
+ * Reads of the usage roll-ups (migrations/sqlite/0022, docs/analytics.md#dashboard-and-analytics): a window is cut
  * into whole UTC days, whole hours around them, and the partial hours at its edges; the roll-ups
  * answer the first two, the raw rows (usage-analytics.repo.ts) the edges, and the pieces add up.
  */

@@ -9,7 +9,7 @@ import { writeUsageHistory } from '../support/usage-history.js';
  * `npm test`, 1 000 000 with BATON_SOAK set, over 200 days) GET /v1/dashboard?days=90 and
  * GET /v1/analytics/models answer within 50 ms (median of 3 rounds), and /healthz probed meanwhile
  * stays under 50 ms or twice what a bare fastify /healthz takes in the same run, whichever is
- * larger (the machine is shared). Before the roll-ups (migrations/0022) both requests scanned the
+ * larger (the machine is shared). Before the roll-ups (migrations/sqlite/0022) both requests scanned the
  * whole history on the event loop: 590 ms and 428 ms at 100 000 calls.
  */
 const CALLS = process.env.BATON_SOAK ? 1_000_000 : 100_000;

@@ -6,7 +6,7 @@ import { identityOf, roleOf, turnsOf } from './process-workload.js';
  * `PRAGMA integrity_check`, the workflows and nodes it holds (each node named by the identity the
  * workload gave it, see process-workload.ts), and every record a completed node or a terminal
  * workflow must have committed with it — events, spans and metrics rows — listed as problems when
- * missing. Table and view names are the migrations' (migrations/0001, 0003, 0006, 0008, 0010).
+ * missing. Table and view names are the migrations' (migrations/sqlite/0001, 0003, 0006, 0008, 0010).
  */
 
 export interface WorkflowRow {
@@ -359,7 +359,7 @@ function workflowProblems(
     if (ends.length !== 1 || ends[0]?.payload.status !== workflow.status) {
       miss(`workflowEnd events ${JSON.stringify(ends.map((e) => e.payload.status))}`);
     }
-    // The efficiency record and reward commit with the terminal state (migrations/0006).
+    // The efficiency record and reward commit with the terminal state (migrations/sqlite/0006).
     const records = by.efficiency.get(workflow.id) ?? [];
     if (records.length !== 1) miss('no efficiency row');
     // Computed from every life's events (the resumed run reads the earlier ones back), it counts

@@ -102,7 +102,7 @@ export function node(workflowId: string, fields: Partial<NodeRecord> & Pick<Node
   };
 }
 
-const MIGRATIONS = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const MIGRATIONS = fileURLToPath(new URL('../../migrations/sqlite/', import.meta.url));
 
 /**
  * A database as an older build left it: every migration up to `version` applied, as that build

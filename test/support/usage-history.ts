@@ -4,7 +4,7 @@ import { openDatabase } from '../../src/store/db.js';
  * A tenant's analytics history written straight into SQLite, fast: finished workflows with their
  * efficiency record, reward, journal row (prompt events, a cache hit, a guardrail span), tool calls
  * and a retrieval run, spread evenly over `days` days before `now`. The rows have the shapes the
- * engine writes (migrations/0006, 0008, 0010); workflows rows are left out (foreign keys are off
+ * engine writes (migrations/sqlite/0006, 0008, 0010); workflows rows are left out (foreign keys are off
  * on this connection only), which keeps the fill to what the analytics read.
  */
 

@@ -4,7 +4,7 @@ import type { Clock, WorkflowStore } from '../../domain/ports.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** The UTC day of an epoch-ms instant, as the spend rows key it (migrations/0018). */
+/** The UTC day of an epoch-ms instant, as the spend rows key it (migrations/sqlite/0018). */
 export const utcDay = (ms: number): number => Math.floor(ms / DAY_MS);
 
 /**

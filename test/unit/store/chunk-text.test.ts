@@ -7,7 +7,7 @@ import { type Db, openDatabase } from '../../../src/store/db.js';
 import { createGroupCommitter } from '../../../src/store/group-commit.js';
 
 /**
- * Chunk text stored compressed (store/chunk-text.ts, migrations/0023): what a search returns is the
+ * Chunk text stored compressed (store/chunk-text.ts, migrations/sqlite/0023): what a search returns is the
  * chunk as cut, byte for byte; rows written before 0023 (TEXT) are read as they are and rewritten in
  * the background; a missing index is rebuilt from either form.
  */
@@ -71,7 +71,7 @@ describe('compressed chunk text', () => {
     for (const hit of hits) expect(hit.text).toBe(expected.get(hit.title as string)?.[hit.position]);
   });
 
-  it('reads rows written before migrations/0023 as TEXT and compresses them in the background', async () => {
+  it('reads rows written before migrations/sqlite/0023 as TEXT and compresses them in the background', async () => {
     const { db, store } = open();
     const corpus = await store.create('t', { name: 'old' });
     // More chunks than one background commit rewrites.

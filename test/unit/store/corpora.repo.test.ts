@@ -7,7 +7,7 @@ import { type Db, openDatabase } from '../../../src/store/db.js';
 import { anyOf, queryTerms, weightedTerms } from '../../../src/store/fts-query.js';
 import { createGroupCommitter } from '../../../src/store/group-commit.js';
 
-/** The SQLite corpus store over a real in-memory database (migrations/0011). */
+/** The SQLite corpus store over a real in-memory database (migrations/sqlite/0011). */
 
 const opened: Array<{ db: Db; store: SqliteCorpusStore }> = [];
 function open(): { db: Db; store: SqliteCorpusStore } {

@@ -7,7 +7,7 @@ import { tempDir } from '../../support/store-fixtures.js';
 
 /** The newest migration's version: what user_version reads once every migration has run. */
 const NEWEST_MIGRATION = Math.max(
-  ...readdirSync(new URL('../../../migrations/', import.meta.url))
+  ...readdirSync(new URL('../../../migrations/sqlite/', import.meta.url))
     .filter((f) => /^\d{4}_.+\.sql$/.test(f))
     .map((f) => Number(f.slice(0, 4))),
 );
@@ -35,7 +35,7 @@ describe('openDatabase', () => {
       expect.arrayContaining(['api_keys', 'idempotency_keys', 'journal', 'nodes', 'workflows']),
     );
     // Events and spans live in the journal; the old table names are views of it. The usage roll-ups
-    // take their rows through three empty views with INSTEAD OF triggers (migrations/0022).
+    // take their rows through three empty views with INSTEAD OF triggers (migrations/sqlite/0022).
     const views = db.prepare("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name").pluck().all();
     expect(views).toEqual(['events', 'spans', 'usage_efficiency_input', 'usage_journal_input', 'usage_reward_input']);
     db.close();

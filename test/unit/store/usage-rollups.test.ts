@@ -11,7 +11,7 @@ import { tempDir } from '../../support/server-process.js';
 import { writeUsageHistory } from '../../support/usage-history.js';
 
 /**
- * The usage roll-ups (migrations/0022) answer the dashboard and model analytics as the raw rows
+ * The usage roll-ups (migrations/sqlite/0022) answer the dashboard and model analytics as the raw rows
  * do: over a history written through the triggers, then changed the ways it changes after a
  * workflow ended (feedback replacing a reward, an efficiency record written again with another
  * outcome and day, a journal row appended after the record), every window — whole days, whole
@@ -141,7 +141,10 @@ describe('usage roll-ups', () => {
   });
 
   it('the migration’s backfill over the same rows gives the same answers', async () => {
-    const migration = readFileSync(new URL('../../../migrations/0022_usage_rollups.sql', import.meta.url), 'utf8');
+    const migration = readFileSync(
+      new URL('../../../migrations/sqlite/0022_usage_rollups.sql', import.meta.url),
+      'utf8',
+    );
     const backfill = migration.slice(migration.indexOf('-- Backfill:'));
     expect(backfill.length).toBeGreaterThan(100);
     db.transaction(() => {
