@@ -24,7 +24,14 @@ type Layer = { floor: number; module: string; kind: 'entry' | 'api' | 'engine' |
 const POLICY_MODULES = ['reflection', 'metrics', 'tools', 'routing'];
 const ADAPTER_MODULES = ['store', 'llm', 'cache', 'tracing', 'inproc', 'logging', 'telemetry'];
 /** Packages that tie code to a transport, a database or a vendor; not for engine/ or policy code. */
-const INFRASTRUCTURE_PACKAGES = ['fastify', 'better-sqlite3', '@anthropic-ai/sdk', 'pino', 'fastify-type-provider-zod'];
+const INFRASTRUCTURE_PACKAGES = [
+  'fastify',
+  'better-sqlite3',
+  'pg',
+  '@anthropic-ai/sdk',
+  'pino',
+  'fastify-type-provider-zod',
+];
 
 /** Where a file under src/ sits; undefined for a file on no floor (the test then asks to place it). */
 function layerOf(file: string): Layer | undefined {
@@ -245,6 +252,9 @@ function packageViolation(file: string, layer: Layer, specifier: string): string
   if (name === 'better-sqlite3' && !file.startsWith('src/store/')) {
     return 'only src/store/ may import better-sqlite3';
   }
+  if (name === 'pg' && !file.startsWith('src/store/postgres/')) {
+    return 'only src/store/postgres/ may import pg';
+  }
   return undefined;
 }
 
@@ -301,7 +311,11 @@ describe('architecture (docs/design.md#architecture-and-floors)', () => {
         `export { run } from '../run/run.js';\nconst lazy = () => import('../../domain/ids.js');`,
       ],
       ['src/llm/simulated.ts', `import { db } from '../store/db.js';\nimport Anthropic from '@anthropic-ai/sdk';`],
-      ['src/store/db.ts', `import Database from 'better-sqlite3';\n// import { x } from '../api/nope.js';`],
+      [
+        'src/store/db.ts',
+        `import Database from 'better-sqlite3';\n// import { x } from '../api/nope.js';\nimport pg from 'pg';`,
+      ],
+      ['src/store/postgres/pool.ts', `import pg from 'pg';`],
       [
         'src/api/routes.ts',
         `import { db } from '../store/db.js';\nimport type { Db } from '../store/db.js';\nimport type { Deps } from '../deps.js';`,
@@ -323,7 +337,7 @@ describe('architecture (docs/design.md#architecture-and-floors)', () => {
       ],
     ]);
     const { violations, importsScanned } = checkArchitecture(fixture);
-    expect(importsScanned).toBe(21);
+    expect(importsScanned).toBe(23);
     expect(violations.sort()).toEqual(
       [
         `src/domain/ids.ts imports '../engine/run/run.js' (src/engine/run/run.ts): floor 1 (domain) may only import lower floors, not floor 3 (engine)`,
@@ -331,6 +345,7 @@ describe('architecture (docs/design.md#architecture-and-floors)', () => {
         `src/engine/run/run.ts imports 'pino': engine/ must stay free of infrastructure packages (pino)`,
         `src/llm/simulated.ts imports '../store/db.js' (src/store/db.ts): floor 2 (llm) may only import lower floors, not floor 2 (store)`,
         `src/llm/simulated.ts imports '@anthropic-ai/sdk': only src/llm/anthropic.ts may import the Anthropic SDK`,
+        `src/store/db.ts imports 'pg': only src/store/postgres/ may import pg`,
         `src/api/routes.ts imports '../store/db.js' (src/store/db.ts): api/ may not load an adapter (store); only deps.ts and main.ts wire concrete classes (use \`import type\`)`,
         `src/deps.ts imports './app.js' (src/app.ts): floor 4 (deps.ts) may only import lower floors, not floor 5 (app.ts)`,
         'src/misc/util.ts sits on no floor of docs/design.md#architecture-and-floors: place its folder in test/unit/architecture.test.ts',
