@@ -21,9 +21,9 @@ import { createResponseCache } from '../src/cache/response-cache.js';
 import type { CachedResponse } from '../src/domain/cache.js';
 import { canonicalJson } from '../src/domain/canonical-json.js';
 import { systemClock } from '../src/inproc/clock.js';
-import { createSqliteCacheStore } from '../src/store/cache.repo.js';
-import { openDatabase } from '../src/store/db.js';
-import { createGroupCommitter } from '../src/store/group-commit.js';
+import { createSqliteCacheStore } from '../src/store/sqlite/cache.repo.js';
+import { openDatabase } from '../src/store/sqlite/db.js';
+import { createGroupCommitter } from '../src/store/sqlite/group-commit.js';
 
 const ITERATIONS = Number(process.env.BENCH_CACHE_ITERATIONS ?? 20_000);
 const ROUNDS = 7;

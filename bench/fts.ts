@@ -20,9 +20,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { NewDocument } from '../src/domain/corpus.js';
 import type { CorpusStore } from '../src/domain/ports.js';
-import { createSqliteCorpusStore } from '../src/store/corpora.repo.js';
-import { openDatabase } from '../src/store/db.js';
-import { createGroupCommitter } from '../src/store/group-commit.js';
+import { createSqliteCorpusStore } from '../src/store/sqlite/corpora.repo.js';
+import { openDatabase } from '../src/store/sqlite/db.js';
+import { createGroupCommitter } from '../src/store/sqlite/group-commit.js';
 
 const CHUNKS = Number(process.env.BENCH_FTS_CHUNKS ?? 10_000);
 const QUERIES = Number(process.env.BENCH_FTS_QUERIES ?? 200);

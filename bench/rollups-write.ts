@@ -23,9 +23,9 @@ import type { WorkflowEvent } from '../src/domain/events.js';
 import { newId, newSpanId, newTraceId } from '../src/domain/ids.js';
 import type { ChangeSet, WorkflowStore } from '../src/domain/ports.js';
 import type { WorkflowRecord } from '../src/domain/records.js';
-import { type Db, openDatabase } from '../src/store/db.js';
-import { createGroupCommitter } from '../src/store/group-commit.js';
-import { createSqliteWorkflowStore } from '../src/store/workflows.repo.js';
+import { type Db, openDatabase } from '../src/store/sqlite/db.js';
+import { createGroupCommitter } from '../src/store/sqlite/group-commit.js';
+import { createSqliteWorkflowStore } from '../src/store/sqlite/workflows.repo.js';
 import { writeUsageHistory } from '../test/support/usage-history.js';
 
 const COMMITS = Number(process.env.BENCH_ROLLUPS_COMMITS ?? 1000);
@@ -215,7 +215,7 @@ function open(dir: string, name: string, rollups: boolean): Side {
  * other processes on a shared machine move it less than wall time; wall time is reported beside it.
  */
 /**
- * As the service runs (store/checkpointer.ts): no checkpoint folded into a commit, the WAL copied
+ * As the service runs (store/sqlite/checkpointer.ts): no checkpoint folded into a commit, the WAL copied
  * back elsewhere. What that copy will cost is the WAL the commits wrote, reported per commit.
  */
 async function timedCommits(side: Side, changes: ChangeSet[]): Promise<Timing> {

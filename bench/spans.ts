@@ -27,10 +27,10 @@ import { newId, newSpanId, newTraceId } from '../src/domain/ids.js';
 import type { ChangeSet, WorkflowStore } from '../src/domain/ports.js';
 import type { WorkflowRecord } from '../src/domain/records.js';
 import type { SpanRecord } from '../src/domain/spans.js';
-import { startCheckpointer } from '../src/store/checkpointer.js';
-import { type Db, openDatabase } from '../src/store/db.js';
-import { createGroupCommitter } from '../src/store/group-commit.js';
-import { createSqliteWorkflowStore } from '../src/store/workflows.repo.js';
+import { startCheckpointer } from '../src/store/sqlite/checkpointer.js';
+import { type Db, openDatabase } from '../src/store/sqlite/db.js';
+import { createGroupCommitter } from '../src/store/sqlite/group-commit.js';
+import { createSqliteWorkflowStore } from '../src/store/sqlite/workflows.repo.js';
 
 const WORKFLOWS = Number(process.env.BENCH_SPANS_WORKFLOWS ?? 500);
 const STEPS = Number(process.env.BENCH_SPANS_STEPS ?? 140);

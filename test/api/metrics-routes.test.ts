@@ -9,7 +9,7 @@ import type { RewardRecord } from '../../src/domain/metrics.js';
 import type { Status } from '../../src/domain/status.js';
 import { summarizeRun } from '../../src/metrics/efficiency.js';
 import { rewardFor } from '../../src/metrics/rewards.js';
-import { createSqliteMetricsStore } from '../../src/store/metrics.repo.js';
+import { createSqliteMetricsStore } from '../../src/store/sqlite/metrics.repo.js';
 import { newWorkflow, openMemoryStore, type StoreFixture } from '../support/store-fixtures.js';
 import { p, RunBuilder } from '../unit/metrics/fixtures.js';
 

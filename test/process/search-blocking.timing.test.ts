@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_CORPUS_BYTES, MAX_DOCUMENTS_PER_CORPUS, MAX_DOCUMENTS_PER_REQUEST } from '../../src/domain/corpus.js';
-import { createSqliteCorpusStore } from '../../src/store/corpora.repo.js';
-import { openDatabase } from '../../src/store/db.js';
-import { createGroupCommitter } from '../../src/store/group-commit.js';
+import { createSqliteCorpusStore } from '../../src/store/sqlite/corpora.repo.js';
+import { openDatabase } from '../../src/store/sqlite/db.js';
+import { createGroupCommitter } from '../../src/store/sqlite/group-commit.js';
 import { reportFigures } from '../support/scale.js';
 import { type ServerProcess, startServer, stopAllServers, tempDir } from '../support/server-process.js';
 

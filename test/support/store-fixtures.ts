@@ -8,9 +8,9 @@ import { newId, newTraceId } from '../../src/domain/ids.js';
 import type { NewWorkflow } from '../../src/domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../../src/domain/records.js';
 import type { Status } from '../../src/domain/status.js';
-import { type Db, openDatabase } from '../../src/store/db.js';
-import { createGroupCommitter, type GroupCommitter } from '../../src/store/group-commit.js';
-import { createSqliteWorkflowStore } from '../../src/store/workflows.repo.js';
+import { type Db, openDatabase } from '../../src/store/sqlite/db.js';
+import { createGroupCommitter, type GroupCommitter } from '../../src/store/sqlite/group-commit.js';
+import { createSqliteWorkflowStore } from '../../src/store/sqlite/workflows.repo.js';
 
 export interface StoreFixture {
   db: Db;

@@ -1,4 +1,4 @@
-import { openDatabase } from '../../src/store/db.js';
+import { openDatabase } from '../../src/store/sqlite/db.js';
 
 /**
  * A tenant's analytics history written straight into SQLite, fast: finished workflows with their

@@ -249,8 +249,8 @@ function packageViolation(file: string, layer: Layer, specifier: string): string
   if (name === 'prom-client' && !file.startsWith('src/telemetry/')) {
     return 'only src/telemetry/ may import prom-client';
   }
-  if (name === 'better-sqlite3' && !file.startsWith('src/store/')) {
-    return 'only src/store/ may import better-sqlite3';
+  if (name === 'better-sqlite3' && !file.startsWith('src/store/sqlite/')) {
+    return 'only src/store/sqlite/ may import better-sqlite3';
   }
   if (name === 'pg' && !file.startsWith('src/store/postgres/')) {
     return 'only src/store/postgres/ may import pg';
@@ -316,6 +316,7 @@ describe('architecture (docs/design.md#architecture-and-floors)', () => {
         `import Database from 'better-sqlite3';\n// import { x } from '../api/nope.js';\nimport pg from 'pg';`,
       ],
       ['src/store/postgres/pool.ts', `import pg from 'pg';`],
+      ['src/store/sqlite/db.ts', `import Database from 'better-sqlite3';`],
       [
         'src/api/routes.ts',
         `import { db } from '../store/db.js';\nimport type { Db } from '../store/db.js';\nimport type { Deps } from '../deps.js';`,
@@ -337,7 +338,7 @@ describe('architecture (docs/design.md#architecture-and-floors)', () => {
       ],
     ]);
     const { violations, importsScanned } = checkArchitecture(fixture);
-    expect(importsScanned).toBe(23);
+    expect(importsScanned).toBe(24);
     expect(violations.sort()).toEqual(
       [
         `src/domain/ids.ts imports '../engine/run/run.js' (src/engine/run/run.ts): floor 1 (domain) may only import lower floors, not floor 3 (engine)`,
@@ -346,6 +347,7 @@ describe('architecture (docs/design.md#architecture-and-floors)', () => {
         `src/llm/simulated.ts imports '../store/db.js' (src/store/db.ts): floor 2 (llm) may only import lower floors, not floor 2 (store)`,
         `src/llm/simulated.ts imports '@anthropic-ai/sdk': only src/llm/anthropic.ts may import the Anthropic SDK`,
         `src/store/db.ts imports 'pg': only src/store/postgres/ may import pg`,
+        `src/store/db.ts imports 'better-sqlite3': only src/store/sqlite/ may import better-sqlite3`,
         `src/api/routes.ts imports '../store/db.js' (src/store/db.ts): api/ may not load an adapter (store); only deps.ts and main.ts wire concrete classes (use \`import type\`)`,
         `src/deps.ts imports './app.js' (src/app.ts): floor 4 (deps.ts) may only import lower floors, not floor 5 (app.ts)`,
         'src/misc/util.ts sits on no floor of docs/design.md#architecture-and-floors: place its folder in test/unit/architecture.test.ts',

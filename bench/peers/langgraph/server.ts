@@ -112,7 +112,7 @@ const graph = new StateGraph(JobState)
   .addEdge(`step-${STEPS}`, END)
   .compile({ checkpointer: saver });
 
-// ── the WAL checkpointer and frame counter (the same rule as baton's src/store/checkpointer.ts) ──
+// ── the WAL checkpointer and frame counter (the same rule as baton's src/store/sqlite/checkpointer.ts) ──
 
 const WORKER_SOURCE = `
 const { openSync, readSync, closeSync } = require('node:fs');

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { createResponseCache, type ResponseCacheOptions } from '../../../src/cache/response-cache.js';
 import type { CachedResponse } from '../../../src/domain/cache.js';
 import type { Clock } from '../../../src/domain/ports.js';
-import { createSqliteCacheStore } from '../../../src/store/cache.repo.js';
-import { openDatabase } from '../../../src/store/db.js';
-import { createGroupCommitter } from '../../../src/store/group-commit.js';
+import { createSqliteCacheStore } from '../../../src/store/sqlite/cache.repo.js';
+import { openDatabase } from '../../../src/store/sqlite/db.js';
+import { createGroupCommitter } from '../../../src/store/sqlite/group-commit.js';
 
 const START = Date.UTC(2025, 5, 1);
 const TTL = 60_000;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GenerationUsage, SpanFieldsByType } from '../../../src/domain/spans.js';
 import { SpanRecorder } from '../../../src/engine/run/span-recorder.js';
-import { createSqliteTraceStore } from '../../../src/store/spans.repo.js';
+import { createSqliteTraceStore } from '../../../src/store/sqlite/spans.repo.js';
 import { newWorkflow, openMemoryStore } from '../../support/store-fixtures.js';
 
 const generation = (

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../../src/domain/errors.js';
-import { createSqliteApiKeyStore } from '../../../src/store/api-keys.repo.js';
-import { openDatabase } from '../../../src/store/db.js';
-import { createGroupCommitter } from '../../../src/store/group-commit.js';
+import { createSqliteApiKeyStore } from '../../../src/store/sqlite/api-keys.repo.js';
+import { openDatabase } from '../../../src/store/sqlite/db.js';
+import { createGroupCommitter } from '../../../src/store/sqlite/group-commit.js';
 
 function openKeyStore() {
   const db = openDatabase(':memory:', { synchronous: 'NORMAL' });

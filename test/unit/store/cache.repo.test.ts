@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { CachedResponse, CacheEntry } from '../../../src/domain/cache.js';
-import { createSqliteCacheStore, prefixUpperBound } from '../../../src/store/cache.repo.js';
-import { openDatabase } from '../../../src/store/db.js';
-import { createGroupCommitter } from '../../../src/store/group-commit.js';
+import { createSqliteCacheStore, prefixUpperBound } from '../../../src/store/sqlite/cache.repo.js';
+import { openDatabase } from '../../../src/store/sqlite/db.js';
+import { createGroupCommitter } from '../../../src/store/sqlite/group-commit.js';
 
 function openStore() {
   const db = openDatabase(':memory:', { synchronous: 'NORMAL' });

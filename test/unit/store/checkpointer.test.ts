@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Checkpointer, startCheckpointer } from '../../../src/store/checkpointer.js';
-import { type Db, openDatabase } from '../../../src/store/db.js';
+import { type Checkpointer, startCheckpointer } from '../../../src/store/sqlite/checkpointer.js';
+import { type Db, openDatabase } from '../../../src/store/sqlite/db.js';
 
 const dirs: string[] = [];
 function tempDir(): string {

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MAX_DOCUMENTS_PER_CORPUS, MAX_QUERY_TERMS } from '../../../src/domain/corpus.js';
 import { AppError } from '../../../src/domain/errors.js';
-import { createSqliteCorpusStore, type SqliteCorpusStore } from '../../../src/store/corpora.repo.js';
-import { corpusIndexTable } from '../../../src/store/corpus-index.js';
-import { type Db, openDatabase } from '../../../src/store/db.js';
-import { anyOf, queryTerms, weightedTerms } from '../../../src/store/fts-query.js';
-import { createGroupCommitter } from '../../../src/store/group-commit.js';
+import { createSqliteCorpusStore, type SqliteCorpusStore } from '../../../src/store/sqlite/corpora.repo.js';
+import { corpusIndexTable } from '../../../src/store/sqlite/corpus-index.js';
+import { type Db, openDatabase } from '../../../src/store/sqlite/db.js';
+import { anyOf, queryTerms, weightedTerms } from '../../../src/store/sqlite/fts-query.js';
+import { createGroupCommitter } from '../../../src/store/sqlite/group-commit.js';
 
 /** The SQLite corpus store over a real in-memory database (migrations/sqlite/0011). */
 

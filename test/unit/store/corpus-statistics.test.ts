@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createSqliteCorpusStore, type SqliteCorpusStore } from '../../../src/store/corpora.repo.js';
-import { type Db, openDatabase } from '../../../src/store/db.js';
-import { createGroupCommitter } from '../../../src/store/group-commit.js';
+import { createSqliteCorpusStore, type SqliteCorpusStore } from '../../../src/store/sqlite/corpora.repo.js';
+import { type Db, openDatabase } from '../../../src/store/sqlite/db.js';
+import { createGroupCommitter } from '../../../src/store/sqlite/group-commit.js';
 
 /**
  * Ranking statistics are per corpus: another tenant's uploads, or another corpus

@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { DEFINITION_CACHE_ENTRIES } from '../../../src/store/workflows.repo.js';
+import { DEFINITION_CACHE_ENTRIES } from '../../../src/store/sqlite/workflows.repo.js';
 import { newWorkflow, openMemoryStore, type StoreFixture } from '../../support/store-fixtures.js';
 
 /**

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Db, openDatabase } from '../../../src/store/db.js';
-import { createGroupCommitter, type GroupCommitter } from '../../../src/store/group-commit.js';
+import { type Db, openDatabase } from '../../../src/store/sqlite/db.js';
+import { createGroupCommitter, type GroupCommitter } from '../../../src/store/sqlite/group-commit.js';
 import { tempDir } from '../../support/store-fixtures.js';
 
 /**

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newSpanId } from '../../../src/domain/ids.js';
-import { openDatabase } from '../../../src/store/db.js';
-import { createGroupCommitter } from '../../../src/store/group-commit.js';
-import { createSqliteTraceStore } from '../../../src/store/spans.repo.js';
-import { createSqliteWorkflowStore } from '../../../src/store/workflows.repo.js';
+import { openDatabase } from '../../../src/store/sqlite/db.js';
+import { createGroupCommitter } from '../../../src/store/sqlite/group-commit.js';
+import { createSqliteTraceStore } from '../../../src/store/sqlite/spans.repo.js';
+import { createSqliteWorkflowStore } from '../../../src/store/sqlite/workflows.repo.js';
 import { databaseAtSchema, newWorkflow, tempDir } from '../../support/store-fixtures.js';
 
 /**

@@ -4,7 +4,7 @@ import type { MetricsStore } from '../../../src/domain/ports.js';
 import type { Complexity } from '../../../src/domain/task.js';
 import { summarizeRun } from '../../../src/metrics/efficiency.js';
 import { rewardFor, withFeedback } from '../../../src/metrics/rewards.js';
-import { createSqliteMetricsStore } from '../../../src/store/metrics.repo.js';
+import { createSqliteMetricsStore } from '../../../src/store/sqlite/metrics.repo.js';
 import { newWorkflow, openMemoryStore, type StoreFixture } from '../../support/store-fixtures.js';
 import { p, RunBuilder } from '../metrics/fixtures.js';
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../../src/store/db.js';
+import { openDatabase } from '../../../src/store/sqlite/db.js';
 import { databaseAtSchema, tempDir } from '../../support/store-fixtures.js';
 
 /**

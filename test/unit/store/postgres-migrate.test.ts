@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../../src/store/db.js';
 import { migratePostgres, postgresMigrations } from '../../../src/store/postgres/migrate.js';
+import { openDatabase } from '../../../src/store/sqlite/db.js';
 import { freshPostgresDatabase } from '../../support/postgres-database.js';
 
 /**

@@ -3,7 +3,7 @@ import { ValidationError } from '../../../src/domain/errors.js';
 import { newSpanId } from '../../../src/domain/ids.js';
 import type { NewWorkflow, TraceStore } from '../../../src/domain/ports.js';
 import type { SpanFieldsByType, SpanRecord, SpanType } from '../../../src/domain/spans.js';
-import { createSqliteTraceStore } from '../../../src/store/spans.repo.js';
+import { createSqliteTraceStore } from '../../../src/store/sqlite/spans.repo.js';
 import { newWorkflow, openMemoryStore, type StoreFixture } from '../../support/store-fixtures.js';
 
 let fx: StoreFixture;

@@ -3,10 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EfficiencyRecordSchema } from '../../../src/domain/metrics.js';
 import type { DashboardSums, ModelSums } from '../../../src/domain/usage-analytics.js';
 import { percentile } from '../../../src/metrics/tool-insights.js';
-import { type Db, openDatabase } from '../../../src/store/db.js';
-import { createGroupCommitter } from '../../../src/store/group-commit.js';
-import { createMetricsRows, createSqliteMetricsStore } from '../../../src/store/metrics.repo.js';
-import { createRawUsageQueries, createSqliteUsageAnalyticsStore } from '../../../src/store/usage-analytics.repo.js';
+import { type Db, openDatabase } from '../../../src/store/sqlite/db.js';
+import { createGroupCommitter } from '../../../src/store/sqlite/group-commit.js';
+import { createMetricsRows, createSqliteMetricsStore } from '../../../src/store/sqlite/metrics.repo.js';
+import {
+  createRawUsageQueries,
+  createSqliteUsageAnalyticsStore,
+} from '../../../src/store/sqlite/usage-analytics.repo.js';
 import { tempDir } from '../../support/server-process.js';
 import { writeUsageHistory } from '../../support/usage-history.js';
 

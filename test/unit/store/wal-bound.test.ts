@@ -1,9 +1,9 @@
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCheckpointer } from '../../../src/store/checkpointer.js';
-import { type Db, openDatabase } from '../../../src/store/db.js';
-import { createGroupCommitter } from '../../../src/store/group-commit.js';
+import { startCheckpointer } from '../../../src/store/sqlite/checkpointer.js';
+import { type Db, openDatabase } from '../../../src/store/sqlite/db.js';
+import { createGroupCommitter } from '../../../src/store/sqlite/group-commit.js';
 import { reportFigures } from '../../support/scale.js';
 import { tempDir, waitFor } from '../../support/server-process.js';
 

@@ -1,6 +1,6 @@
-import { ErrorInfoSchema, NotFoundError } from '../domain/errors.js';
-import type { ChangeSet } from '../domain/ports.js';
-import { type ReflectionEntry, ReflectionLevelSchema, ReflectionResolutionSchema } from '../domain/reflection.js';
+import { ErrorInfoSchema, NotFoundError } from '../../domain/errors.js';
+import type { ChangeSet } from '../../domain/ports.js';
+import { type ReflectionEntry, ReflectionLevelSchema, ReflectionResolutionSchema } from '../../domain/reflection.js';
 import type { Db } from './db.js';
 
 /**

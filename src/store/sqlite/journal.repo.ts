@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ErrorInfoSchema, NotFoundError } from '../domain/errors.js';
-import { EventBodySchema, payloadJson, type WorkflowEvent } from '../domain/events.js';
-import type { ChangeSet } from '../domain/ports.js';
+import { ErrorInfoSchema, NotFoundError } from '../../domain/errors.js';
+import { EventBodySchema, payloadJson, type WorkflowEvent } from '../../domain/events.js';
+import type { ChangeSet } from '../../domain/ports.js';
 import {
   type GenerationUsage,
   SPAN_FIELD_SCHEMAS,
@@ -9,7 +9,7 @@ import {
   SpanStatusSchema,
   SpanTypeSchema,
   type SpanWrite,
-} from '../domain/spans.js';
+} from '../../domain/spans.js';
 import type { Db } from './db.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import type { ChunkHit } from '../domain/corpus.js';
-import { AppError } from '../domain/errors.js';
+import type { ChunkHit } from '../../domain/corpus.js';
+import { AppError } from '../../domain/errors.js';
 import { createCorpusSearcher, type SearchRequest } from './corpus-search.js';
 import type { Db } from './db.js';
 

@@ -5,7 +5,7 @@ import type {
   SumCount,
   TaskComplexityGroup,
   TaskModelGroup,
-} from '../domain/usage-analytics.js';
+} from '../../domain/usage-analytics.js';
 
 /**
  * Adds up the sums of a window's pieces (usage-rollups.repo.ts cuts it into roll-up periods and raw

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import type { WorkflowDefinition } from '../domain/definition.js';
-import { NotFoundError, ValidationError } from '../domain/errors.js';
+import type { WorkflowDefinition } from '../../domain/definition.js';
+import { NotFoundError, ValidationError } from '../../domain/errors.js';
 import type {
   ChangeSet,
   CreateResult,
@@ -9,8 +9,8 @@ import type {
   Page,
   WorkflowFilter,
   WorkflowStore,
-} from '../domain/ports.js';
-import type { NodePatch, WorkflowPatch, WorkflowRecord } from '../domain/records.js';
+} from '../../domain/ports.js';
+import type { NodePatch, WorkflowPatch, WorkflowRecord } from '../../domain/records.js';
 import { createAgentUseRows } from './agents.repo.js';
 import { createBudgetRows } from './budget.repo.js';
 import { createCheckpointDecider } from './checkpoint-decision.js';

@@ -11,10 +11,10 @@ import {
   MAX_SEARCH_K,
   redactCorpus,
   redactDocument,
-} from '../domain/corpus.js';
-import { AppError, NotFoundError, ValidationError } from '../domain/errors.js';
-import { newId } from '../domain/ids.js';
-import type { CorpusStore } from '../domain/ports.js';
+} from '../../domain/corpus.js';
+import { AppError, NotFoundError, ValidationError } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
+import type { CorpusStore } from '../../domain/ports.js';
 import { createBatchLoop } from './batch-loop.js';
 import { compressLegacyChunks, packChunk } from './chunk-text.js';
 import {

@@ -1,4 +1,4 @@
-import { ValidationError } from '../domain/errors.js';
+import { ValidationError } from '../../domain/errors.js';
 import {
   type EfficiencyRecord,
   EfficiencyRecordSchema,
@@ -9,8 +9,8 @@ import {
   RewardRecordSchema,
   type RewardSums,
   recordCostUsd,
-} from '../domain/metrics.js';
-import type { ChangeSet, MetricsFilter, MetricsStore, Page } from '../domain/ports.js';
+} from '../../domain/metrics.js';
+import type { ChangeSet, MetricsFilter, MetricsStore, Page } from '../../domain/ports.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 import { decodeKeyset, encodeKeyset } from './keyset.js';

@@ -1,4 +1,4 @@
-import type { Checkpoint } from '../domain/records.js';
+import type { Checkpoint } from '../../domain/records.js';
 import type { Db } from './db.js';
 import { WORKFLOW_READ_COLUMNS, type WorkflowRow } from './workflow-rows.js';
 

@@ -1,11 +1,11 @@
-import { type ChunkHit, MAX_SCORED_ROWS } from '../domain/corpus.js';
+import { type ChunkHit, MAX_SCORED_ROWS } from '../../domain/corpus.js';
 import { unpackChunks } from './chunk-text.js';
 import { corpusIndexTable } from './corpus-index.js';
 import type { Db } from './db.js';
 import { anyOf, boundedTerms } from './fts-query.js';
 
 /**
- * One BM25 search of one corpus's index (store/corpus-index.ts), on whatever connection it is given:
+ * One BM25 search of one corpus's index (store/sqlite/corpus-index.ts), on whatever connection it is given:
  * the search worker's read-only one for a database file, the service's own for `:memory:`
  * (search-runner.ts). Only that corpus's table is read, so every statistic is the corpus's own.
  */

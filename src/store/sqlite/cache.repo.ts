@@ -1,4 +1,4 @@
-import { CachedResponseSchema, type CacheEntry, type CacheEntryInfo, type CacheStore } from '../domain/cache.js';
+import { CachedResponseSchema, type CacheEntry, type CacheEntryInfo, type CacheStore } from '../../domain/cache.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 

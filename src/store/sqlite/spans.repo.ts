@@ -1,7 +1,7 @@
-import { ValidationError } from '../domain/errors.js';
-import type { Page, TraceStore } from '../domain/ports.js';
-import type { SpanRecord, SpanWrite, TraceFilter, TraceSummary } from '../domain/spans.js';
-import { isTerminal, type Status } from '../domain/status.js';
+import { ValidationError } from '../../domain/errors.js';
+import type { Page, TraceStore } from '../../domain/ports.js';
+import type { SpanRecord, SpanWrite, TraceFilter, TraceSummary } from '../../domain/spans.js';
+import { isTerminal, type Status } from '../../domain/status.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 import { createJournalRepo } from './journal.repo.js';

@@ -5,7 +5,7 @@ import type {
   TaskComplexityGroup,
   TaskModelGroup,
   UsageWindow,
-} from '../domain/usage-analytics.js';
+} from '../../domain/usage-analytics.js';
 import type { Db } from './db.js';
 
 /**

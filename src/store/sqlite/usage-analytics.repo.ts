@@ -1,4 +1,4 @@
-import type { UsageAnalyticsStore } from '../domain/ports.js';
+import type { UsageAnalyticsStore } from '../../domain/ports.js';
 import type {
   DashboardSums,
   ModelSums,
@@ -8,7 +8,7 @@ import type {
   ToolAgentSums,
   ToolEfficiencySums,
   ToolPairCount,
-} from '../domain/usage-analytics.js';
+} from '../../domain/usage-analytics.js';
 import type { Db } from './db.js';
 import { createRollupReader, segmentsOf } from './usage-rollups.repo.js';
 import { addDashboardSums, addModelSums, addTaskModelGroups } from './usage-sums.js';

@@ -1,4 +1,4 @@
-import type { ReflectionRequest } from '../domain/reflection.js';
+import type { ReflectionRequest } from '../../domain/reflection.js';
 import type { Db } from './db.js';
 import { WORKFLOW_READ_COLUMNS, type WorkflowRow } from './workflow-rows.js';
 

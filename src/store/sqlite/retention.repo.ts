@@ -1,4 +1,4 @@
-import type { Clock } from '../domain/ports.js';
+import type { Clock } from '../../domain/ports.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 
@@ -17,7 +17,7 @@ import type { GroupCommitter } from './group-commit.js';
  *   they leave by their own TTL (CACHE_TTL_MS). Retired agents' tombstones leave by age too.
  * - Each tick deletes at most BATCH_TREES trees (and stops adding trees once BATCH_WORKFLOWS
  *   workflows are taken), then hands up to RECLAIM_STEP_PAGES free pages back to the file system
- *   (`PRAGMA incremental_vacuum`; the database runs with auto_vacuum = INCREMENTAL, store/db.ts),
+ *   (`PRAGMA incremental_vacuum`; the database runs with auto_vacuum = INCREMENTAL, store/sqlite/db.ts),
  *   keeping RECLAIM_KEEP_PAGES free for the writes that follow, so the file stops growing and
  *   shrinks after a burst without paying a page move for every steady-state write.
  * - Ticks are paced by a timer (unref'd) and "how old is old" is read from the injected Clock:

@@ -25,7 +25,7 @@ export const WAL_SIZE_LIMIT_BYTES = 32 * 1024 * 1024;
 /** Short: the service is the only writer, so waiting long on a lock only hides a bug (docs/design.md#storage). */
 const BUSY_TIMEOUT_MS = 100;
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/sqlite/', import.meta.url));
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/sqlite/', import.meta.url));
 const MIGRATION_FILE = /^(\d{4})_[A-Za-z0-9_-]+\.sql$/;
 
 interface Migration {

@@ -1,5 +1,5 @@
-import type { EngagementStore } from '../domain/ports.js';
-import type { EngagementFilter, EngagementSums } from '../domain/tool-analytics.js';
+import type { EngagementStore } from '../../domain/ports.js';
+import type { EngagementFilter, EngagementSums } from '../../domain/tool-analytics.js';
 import type { Db } from './db.js';
 
 interface SumsRow {

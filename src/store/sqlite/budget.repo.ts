@@ -1,4 +1,4 @@
-import type { ChangeSet } from '../domain/ports.js';
+import type { ChangeSet } from '../../domain/ports.js';
 import type { Db } from './db.js';
 
 /**

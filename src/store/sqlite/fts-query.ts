@@ -1,4 +1,4 @@
-import { MAX_QUERY_TERMS } from '../domain/corpus.js';
+import { MAX_QUERY_TERMS } from '../../domain/corpus.js';
 
 /**
  * A user's search text as an FTS5 MATCH expression that cannot be a syntax error or an operator:

@@ -1,5 +1,5 @@
-import { ValidationError } from '../domain/errors.js';
-import type { ApiKeyStore } from '../domain/ports.js';
+import { ValidationError } from '../../domain/errors.js';
+import type { ApiKeyStore } from '../../domain/ports.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 

@@ -1,4 +1,4 @@
-import { SELECTION_STRATEGIES } from '../domain/agent-selection.js';
+import { SELECTION_STRATEGIES } from '../../domain/agent-selection.js';
 import {
   type AgentRewardSums,
   type AgentUse,
@@ -6,11 +6,11 @@ import {
   MAX_VERSIONS_PER_AGENT,
   type RegisteredAgent,
   type StrategySums,
-} from '../domain/agents.js';
-import { type AgentConfig, AgentConfigSchema } from '../domain/definition.js';
-import { AppError } from '../domain/errors.js';
-import type { AgentRole } from '../domain/names.js';
-import type { AgentRegistry, Page } from '../domain/ports.js';
+} from '../../domain/agents.js';
+import { type AgentConfig, AgentConfigSchema } from '../../domain/definition.js';
+import { AppError } from '../../domain/errors.js';
+import type { AgentRole } from '../../domain/names.js';
+import type { AgentRegistry, Page } from '../../domain/ports.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 import { decodeKeyset, encodeKeyset } from './keyset.js';
