@@ -1,0 +1,149 @@
+import type pg from 'pg';
+
+/**
+ * Run ownership over PostgreSQL (migrations/postgres/0002_leases.sql): an instance runs a root
+ * workflow only while it holds the row's lease, and every write it makes for the run carries the
+ * epoch of its claim, so an instance that lost the lease (paused, partitioned, presumed dead) has
+ * its late writes refused. Database time only: `now()` decides expiry, never an instance's clock.
+ */
+export interface Lease {
+  workflowId: string;
+  tenantId: string;
+  epoch: number;
+}
+
+export interface LeaseBookOptions {
+  /** This instance's id: unique per process start, so a restarted instance never renews old leases. */
+  owner: string;
+  leaseMs: number;
+  /** Live leases one tenant may hold across every instance (MAX_RUNNING_WORKFLOWS_PER_TENANT). */
+  maxPerTenant: number;
+}
+
+/** Transaction-level advisory lock key serializing claims, so the per-tenant cap holds across instances. */
+const CLAIM_LOCK = '7161440526158737006';
+
+/** A root workflow still to run whose lease is free or past its time, as alias `w` of the query. */
+const claimable = (w: string) => `${w}.parent_workflow_id IS NULL AND ${w}.status IN ('idle', 'running')
+     AND (${w}.lease_owner IS NULL OR ${w}.lease_until <= now())`;
+
+/**
+ * Claims up to `limit` root workflows to run: unleased or expired, tenants with the fewest live
+ * leases first (ranked by the count each claim would bring its tenant to, so a flooding tenant
+ * waits behind the others), never more than `maxPerTenant` live per tenant. Claims are serialized
+ * by an advisory lock for the length of their short transaction: each then counts the leases the
+ * others committed, so two instances cannot both take a tenant's last place.
+ */
+const CLAIM = `
+WITH live AS (
+  SELECT tenant_id, count(*)::int AS n FROM workflows
+   WHERE lease_owner IS NOT NULL AND lease_until > now()
+   GROUP BY tenant_id
+), ranked AS (
+  SELECT w.id, w.created_at,
+         coalesce(l.n, 0) + row_number() OVER (PARTITION BY w.tenant_id ORDER BY w.created_at, w.id) AS after
+    FROM workflows w LEFT JOIN live l ON l.tenant_id = w.tenant_id
+   WHERE ${claimable('w')}
+), picked AS (
+  SELECT id, after, created_at FROM ranked WHERE after <= $3 ORDER BY after, created_at, id LIMIT $2
+), locked AS (
+  SELECT c.id, p.after, p.created_at FROM workflows c JOIN picked p ON p.id = c.id
+   WHERE ${claimable('c')} FOR UPDATE OF c SKIP LOCKED
+)
+UPDATE workflows w
+   SET lease_owner = $1, lease_epoch = w.lease_epoch + 1, lease_until = now() + $4 * interval '1 millisecond'
+  FROM locked
+ WHERE w.id = locked.id
+RETURNING w.id, w.tenant_id, w.lease_epoch, locked.after, locked.created_at`;
+
+interface ClaimRow {
+  id: string;
+  tenant_id: string;
+  /** BIGINT and count arithmetic come back from pg as strings. */
+  lease_epoch: string;
+  after: string;
+  created_at: string;
+}
+
+export interface LeaseBook {
+  claim(limit: number): Promise<Lease[]>;
+  /**
+   * Renews every lease this instance still holds, in one statement; returns the ids renewed. A run
+   * this instance believes it holds but whose id is missing has lost its lease.
+   */
+  heartbeat(): Promise<Set<string>>;
+  /** Gives a run up (it ended, or waits longer than a lease); false when the lease was already lost. */
+  release(lease: Lease): Promise<boolean>;
+  /**
+   * Inside a write transaction: locks the root rows (FOR SHARE, so no claim can move their epoch
+   * until the write commits) and returns the ids whose lease is still this instance's at the
+   * epoch given. The caller drops every write of a run not in the answer.
+   */
+  fence(client: pg.PoolClient, leases: readonly Lease[]): Promise<Set<string>>;
+  /** Clears leases past their time (any owner); returns the ids, for the wake-up and the metrics. */
+  reap(): Promise<string[]>;
+}
+
+export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): LeaseBook {
+  const { owner, leaseMs, maxPerTenant } = options;
+  return {
+    async claim(limit) {
+      if (limit <= 0) return [];
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
+        const { rows } = await client.query<ClaimRow>(CLAIM, [owner, limit, maxPerTenant, leaseMs]);
+        await client.query('COMMIT');
+        // RETURNING comes in no particular order: the claim's order is the start order.
+        rows.sort(
+          (x, y) =>
+            Number(x.after) - Number(y.after) || Number(x.created_at) - Number(y.created_at) || (x.id < y.id ? -1 : 1),
+        );
+        return rows.map((r) => ({ workflowId: r.id, tenantId: r.tenant_id, epoch: Number(r.lease_epoch) }));
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+
+    async heartbeat() {
+      const { rows } = await pool.query<{ id: string }>(
+        `UPDATE workflows SET lease_until = now() + $2 * interval '1 millisecond'
+          WHERE lease_owner = $1 RETURNING id`,
+        [owner, leaseMs],
+      );
+      return new Set(rows.map((r) => r.id));
+    },
+
+    async release(lease) {
+      const { rowCount } = await pool.query(
+        `UPDATE workflows SET lease_owner = NULL, lease_until = NULL
+          WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3`,
+        [lease.workflowId, owner, lease.epoch],
+      );
+      return rowCount === 1;
+    },
+
+    async fence(client, leases) {
+      if (leases.length === 0) return new Set();
+      const { rows } = await client.query<{ id: string; lease_epoch: string }>(
+        `SELECT id, lease_epoch FROM workflows
+          WHERE id = ANY($1::text[]) AND lease_owner = $2 FOR SHARE`,
+        [leases.map((l) => l.workflowId), owner],
+      );
+      const held = new Map(rows.map((r) => [r.id, Number(r.lease_epoch)]));
+      return new Set(leases.filter((l) => held.get(l.workflowId) === l.epoch).map((l) => l.workflowId));
+    },
+
+    async reap() {
+      const { rows } = await pool.query<{ id: string }>(
+        `UPDATE workflows SET lease_owner = NULL, lease_until = NULL
+          WHERE lease_owner IS NOT NULL AND lease_until <= now() RETURNING id`,
+      );
+      return rows.map((r) => r.id);
+    },
+  };
+}

@@ -1,0 +1,149 @@
+import pg from 'pg';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { createLeaseBook, type Lease, type LeaseBook } from '../../../src/store/postgres/leases.js';
+import { migratePostgres } from '../../../src/store/postgres/migrate.js';
+import { freshPostgresDatabase } from '../../support/postgres-database.js';
+
+/**
+ * Leases on a real PostgreSQL (a database per case): claims go to the tenant with the fewest live
+ * leases first and never past the per-tenant cap, even with instances claiming at once; a live
+ * lease is never claimed twice; each claim raises the epoch; a heartbeat renews an instance's
+ * leases in one statement and leaves out the ones it lost; the fence admits only writes at the
+ * current epoch. Expiry is database time, so the cases move a lease's `lease_until` into the past
+ * with SQL instead of waiting.
+ */
+const LEASE_MS = 60_000;
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+let pool: pg.Pool;
+beforeEach(async () => {
+  const db = await freshPostgresDatabase();
+  const opened = new pg.Pool({ connectionString: db.url, max: 8 });
+  cleanups.push(db.drop, () => opened.end());
+  pool = opened;
+  await migratePostgres(pool);
+});
+
+let created = 0;
+/** Root workflows, created in call order (created_at follows it). */
+async function roots(tenantId: string, count: number, status = 'idle'): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = `wf_${tenantId}_${String(++created).padStart(4, '0')}`;
+    await pool.query(
+      `INSERT INTO workflows (id, tenant_id, name, status, root_workflow_id, trace_id, definition, created_at)
+       VALUES ($1, $2, 'w', $3, $1, 't', '{}', $4)`,
+      [id, tenantId, status, created],
+    );
+    ids.push(id);
+  }
+  return ids;
+}
+
+const book = (owner: string, maxPerTenant = 100): LeaseBook =>
+  createLeaseBook(pool, { owner, leaseMs: LEASE_MS, maxPerTenant });
+const expire = (ids: readonly string[]) =>
+  pool.query(`UPDATE workflows SET lease_until = now() - interval '1 second' WHERE id = ANY($1::text[])`, [ids]);
+const tenantsOf = (leases: readonly Lease[]) => leases.map((l) => l.tenantId);
+
+describe('PostgreSQL leases', () => {
+  it('claim the tenant with the fewest live leases first, oldest first within a tenant', async () => {
+    const big = await roots('big', 6);
+    await roots('small', 2);
+    await roots('other', 1);
+    const a = book('instance-a');
+    const first = await a.claim(1);
+    expect(first.map((l) => l.workflowId)).toEqual([big[0]]);
+    // big now holds one live lease: the next claims interleave the others before its second.
+    expect(tenantsOf(await a.claim(4))).toEqual(['small', 'other', 'big', 'small']);
+  });
+
+  it('never hold more than the per-tenant cap across instances claiming at once', async () => {
+    await roots('flood', 40);
+    await roots('quiet', 3);
+    const books = ['a', 'b', 'c'].map((o) => book(`instance-${o}`, 5));
+    const claimed = (await Promise.all(books.map((b) => b.claim(20)))).flat();
+    const byTenant = new Map<string, number>();
+    for (const l of claimed) byTenant.set(l.tenantId, (byTenant.get(l.tenantId) ?? 0) + 1);
+    expect(byTenant.get('flood')).toBe(5);
+    expect(byTenant.get('quiet')).toBe(3);
+    expect(new Set(claimed.map((l) => l.workflowId)).size).toBe(claimed.length);
+    const live = await pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM workflows WHERE tenant_id = 'flood' AND lease_until > now()",
+    );
+    expect(live.rows[0]?.n).toBe(5);
+  });
+
+  it('never claim a live lease twice, and claim only roots still to run', async () => {
+    const [id] = await roots('t', 1);
+    await roots('t', 1, 'completed');
+    await pool.query(
+      `INSERT INTO workflows (id, tenant_id, name, status, parent_workflow_id, root_workflow_id, trace_id, definition, created_at)
+       VALUES ('wf_child', 't', 'c', 'idle', $1, $1, 't', '{}', 0)`,
+      [id],
+    );
+    const a = book('instance-a');
+    const b = book('instance-b');
+    expect((await a.claim(10)).map((l) => l.workflowId)).toEqual([id]);
+    expect(await b.claim(10)).toEqual([]);
+  });
+
+  it('raise the epoch at every claim; the old holder is fenced out and its heartbeat loses the run', async () => {
+    const [id] = await roots('t', 1);
+    const a = book('instance-a');
+    const b = book('instance-b');
+    const [held] = await a.claim(1);
+    expect(held?.epoch).toBe(1);
+    await expire([id as string]);
+    const [taken] = await b.claim(1);
+    expect(taken).toEqual({ workflowId: id, tenantId: 't', epoch: 2 });
+
+    expect(await a.heartbeat()).toEqual(new Set());
+    expect(await b.heartbeat()).toEqual(new Set([id]));
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      expect(await a.fence(client, [held as Lease])).toEqual(new Set());
+      expect(await b.fence(client, [taken as Lease])).toEqual(new Set([id]));
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    expect(await a.release(held as Lease)).toBe(false);
+    expect(await b.release(taken as Lease)).toBe(true);
+  });
+
+  it('renew every lease of an instance in one heartbeat, and reap the expired ones of a silent one', async () => {
+    await roots('t', 3);
+    const a = book('instance-a');
+    const silent = book('instance-silent');
+    const mine = await a.claim(2);
+    const theirs = await silent.claim(1);
+    await expire([...mine, ...theirs].map((l) => l.workflowId));
+    expect(await a.heartbeat()).toEqual(new Set(mine.map((l) => l.workflowId)));
+    expect(await a.reap()).toEqual(theirs.map((l) => l.workflowId));
+    expect(await silent.heartbeat()).toEqual(new Set());
+    expect((await book('instance-c').claim(5)).map((l) => l.workflowId)).toEqual(theirs.map((l) => l.workflowId));
+  });
+
+  it('hold a claim back while a fenced write of the same run is in flight', async () => {
+    const [id] = await roots('t', 1);
+    const a = book('instance-a');
+    const [held] = await a.claim(1);
+    await expire([id as string]);
+    const writer = await pool.connect();
+    try {
+      await writer.query('BEGIN');
+      expect(await a.fence(writer, [held as Lease])).toEqual(new Set([id]));
+      // The lease is past its time, but the write holds the row: a claim skips it, not steals it.
+      expect(await book('instance-b').claim(1)).toEqual([]);
+      await writer.query('COMMIT');
+    } finally {
+      writer.release();
+    }
+    expect((await book('instance-b').claim(1)).map((l) => l.epoch)).toEqual([2]);
+  });
+});
