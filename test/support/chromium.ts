@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { installDebianPackage } from './debian-package.js';
 
 /**
  * Debian's Chromium for the browser tests (the only browser these machines may have: no download
@@ -29,16 +29,7 @@ export const CHROMIUM_ARGS = [
 
 export function ensureChromium(): string {
   if (existsSync(CHROMIUM_PATH)) return CHROMIUM_PATH;
-  if (process.getuid?.() !== 0) {
-    throw new Error(`${CHROMIUM_PATH} is missing: run "apt-get install -y chromium" (the browser test needs it)`);
-  }
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env, timeout: 600_000 });
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], {
-    stdio: 'inherit',
-    env,
-    timeout: 900_000,
-  });
+  installDebianPackage('chromium', `the browser tests (${CHROMIUM_PATH} is missing)`);
   if (!existsSync(CHROMIUM_PATH)) throw new Error(`apt-get installed chromium but ${CHROMIUM_PATH} is still missing`);
   return CHROMIUM_PATH;
 }

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { installDebianPackage } from './debian-package.js';
 
 /**
  * A throwaway PostgreSQL cluster for the tests: `initdb` in a temporary folder with trust auth for
@@ -28,18 +29,7 @@ const CLUSTER_USER = 'baton-pg';
 export function postgresBinDir(): string {
   const found = newestBinDir();
   if (found) return found;
-  if (process.getuid?.() !== 0) {
-    throw new Error(
-      `no PostgreSQL server binaries under ${PG_ROOT}: run "apt-get install -y postgresql-15" (the PostgreSQL suites need initdb and pg_ctl)`,
-    );
-  }
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env, timeout: 600_000 });
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'postgresql-15'], {
-    stdio: 'inherit',
-    env,
-    timeout: 900_000,
-  });
+  installDebianPackage('postgresql-15', `the PostgreSQL suites (no initdb and pg_ctl under ${PG_ROOT})`);
   const installed = newestBinDir();
   if (!installed) throw new Error(`apt-get installed postgresql-15 but ${PG_ROOT}/*/bin/initdb is still missing`);
   return installed;
