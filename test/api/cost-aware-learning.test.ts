@@ -1,0 +1,243 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../../src/metrics/selection.js';
+import { buildTestApp, type TestApp, waitForStatus } from '../support/build-app.js';
+import { type Difficulty, type QualityFake, startQualityFake, taskMarker } from '../support/quality-fake.js';
+
+/**
+ * The learning loop of cost-aware selection, end to end through the HTTP API
+ * (docs/workflows.md#cost-aware-selection): 120 tasks alternating easy and hard, each a prompt
+ * selecting between a cheap and a top registered agent, then a single review by a mid model that
+ * approves exactly the right answers (test/support/quality-fake.ts). Cheap is right on 95% of easy
+ * and 20% of hard tasks, top on 98% and 95% at 60× the price. Four arms run the same tasks, each
+ * in its own tenant so their histories stay apart: cost_aware, thompson, greedy, and every task
+ * pinned to the top agent. Selection draws come from one seeded source, submitted in a fixed order.
+ */
+
+const SEED = Number(process.env.COST_AWARE_SEED ?? 24);
+const TASKS = 120;
+const PRICES = {
+  'openai/cheap-1': { input: 0.25, output: 1.25 },
+  'openai/mid-1': { input: 2, output: 10 },
+  'openai/top-1': { input: 15, output: 75 },
+};
+/** A solver writes a page of code for a short task; the reviewer reads both and answers a verdict. */
+const USAGE = {
+  solve: { prompt_tokens: 400, completion_tokens: 800 },
+  review: { prompt_tokens: 1300, completion_tokens: 60 },
+};
+
+const ARMS = ['cost_aware', 'thompson', 'greedy', 'all_top'] as const;
+type Arm = (typeof ARMS)[number];
+const KEYS: Record<Arm, string> = {
+  cost_aware: 'key-cost-aware-0123456789',
+  thompson: 'key-thompson-00123456789',
+  greedy: 'key-greedy-0000123456789',
+  all_top: 'key-all-top-000123456789',
+};
+const as = (arm: Arm) => ({ authorization: `Bearer ${KEYS[arm]}` });
+const CANDIDATES = ['cheap', 'top'] as const;
+type Agent = (typeof CANDIDATES)[number];
+
+let fake: QualityFake;
+let t: TestApp;
+beforeAll(async () => {
+  fake = await startQualityFake({
+    seed: SEED,
+    solvers: { 'cheap-1': { easy: 0.95, hard: 0.2 }, 'top-1': { easy: 0.98, hard: 0.95 } },
+    reviewer: 'mid-1',
+    usage: USAGE,
+  });
+  t = await buildTestApp(
+    {
+      OPENAI_BASE_URL: fake.url,
+      OPENAI_API_KEY: 'sk-openai-test-key-000',
+      MODEL_PRICES: JSON.stringify(PRICES),
+      API_KEYS: ARMS.map((arm) => `${arm}:${KEYS[arm]}`).join(','),
+      RATE_LIMIT_PER_MINUTE: '0',
+    },
+    { random: seededRandom(SEED) },
+  );
+});
+afterAll(async () => {
+  await t?.close();
+  await fake?.close();
+});
+
+const agentOf = (arm: Arm): unknown =>
+  arm === 'all_top' ? 'top' : { select: { role: 'development', candidates: [...CANDIDATES], strategy: arm } };
+
+const workflow = (arm: Arm, difficulty: Difficulty, n: number) => ({
+  name: 'solve',
+  task: { type: difficulty, complexity: 'simple' },
+  options: { cache: false, reflection: { enabled: false } },
+  agents: { reviewer: { model: 'openai/mid-1', role: 'review', system: 'You check answers.' } },
+  root: {
+    type: 'sequence',
+    name: 'main',
+    steps: [
+      {
+        type: 'prompt',
+        name: 'solve',
+        agent: agentOf(arm),
+        user: `${taskMarker(difficulty, n)} Solve the task; reply with its answer line.`,
+      },
+      { type: 'review', name: 'check', agent: 'reviewer', target: 'solve', mode: 'single' },
+    ],
+  },
+});
+
+interface RunRow {
+  arm: Arm;
+  index: number;
+  difficulty: Difficulty;
+  agent: Agent;
+  success: boolean;
+  costUsd: number;
+  selection?: Selection;
+}
+
+interface Selection {
+  strategy: string;
+  candidates: Array<Record<string, unknown>>;
+  cost_aware?: Record<string, unknown>;
+  savings?: { reference: string | null; saved_usd: number | null; saved_simulated_usd: number | null };
+}
+
+const rows: RunRow[] = [];
+
+async function submit(arm: Arm, difficulty: Difficulty, n: number): Promise<{ id: string; traceId: string }> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/v1/workflows',
+    headers: as(arm),
+    payload: workflow(arm, difficulty, n),
+  });
+  expect(res.statusCode, res.body).toBe(202);
+  return res.json();
+}
+
+async function finish(arm: Arm, index: number, difficulty: Difficulty, run: { id: string; traceId: string }) {
+  const done = await waitForStatus(t.app, run.id, undefined, 10_000, as(arm));
+  const metrics = (
+    await t.app.inject({ method: 'GET', url: `/v1/workflows/${run.id}/metrics`, headers: as(arm) })
+  ).json();
+  const byModel = metrics.efficiency.metrics.by_model as Record<string, { cost_usd: number }>;
+  const trace = (await t.app.inject({ method: 'GET', url: `/v1/traces/${run.traceId}`, headers: as(arm) })).json() as {
+    spans: Array<{ type: string; to_agent?: string; selection?: Selection }>;
+  };
+  const handoff = trace.spans.find((s) => s.type === 'handoff_span' && s.to_agent !== 'reviewer');
+  rows.push({
+    arm,
+    index,
+    difficulty,
+    agent: handoff?.to_agent as Agent,
+    success: done.status === 'completed',
+    costUsd: Object.values(byModel).reduce((sum, m) => sum + m.cost_usd, 0),
+    ...(handoff?.selection === undefined ? {} : { selection: handoff.selection }),
+  });
+}
+
+/** Per arm: the share of a difficulty's tasks given to an agent, success rate, cost per successful task. */
+function figures(arm: Arm, from: number) {
+  const of = rows.filter((r) => r.arm === arm && r.index >= from);
+  const share = (difficulty: Difficulty, agent: Agent) => {
+    const tasks = of.filter((r) => r.difficulty === difficulty);
+    return tasks.filter((r) => r.agent === agent).length / tasks.length;
+  };
+  const successes = of.filter((r) => r.success).length;
+  return {
+    arm,
+    cheapOnEasy: share('easy', 'cheap'),
+    topOnHard: share('hard', 'top'),
+    successRate: successes / of.length,
+    costPerSuccessUsd: of.reduce((sum, r) => sum + r.costUsd, 0) / successes,
+  };
+}
+
+describe('cost-aware selection learns the cheapest good-enough agent (issue 24)', () => {
+  it('runs 120 alternating tasks in four arms through the API', { timeout: 240_000 }, async () => {
+    for (const arm of ARMS) {
+      for (const [name, model] of [
+        ['cheap', 'openai/cheap-1'],
+        ['top', 'openai/top-1'],
+      ] as const) {
+        const config = { model, role: 'development', system: 'You solve tasks.' };
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/v1/agents',
+          headers: as(arm),
+          payload: { name, config },
+        });
+        expect(res.statusCode, res.body).toBe(201);
+      }
+    }
+    for (let index = 0; index < TASKS; index++) {
+      const difficulty: Difficulty = index % 2 === 0 ? 'easy' : 'hard';
+      const n = Math.floor(index / 2);
+      // Submitted one after another (the seeded draws go in a fixed order), then run together.
+      const runs: Array<[Arm, { id: string; traceId: string }]> = [];
+      for (const arm of ARMS) runs.push([arm, await submit(arm, difficulty, n)]);
+      await Promise.all(runs.map(([arm, run]) => finish(arm, index, difficulty, run)));
+    }
+    expect(rows).toHaveLength(TASKS * ARMS.length);
+    // The fake and the review agree: a run succeeds exactly when its agent answers right.
+    for (const r of rows) expect(r.success).toBe(fake.isRight(`${r.agent}-1`, r.difficulty, Math.floor(r.index / 2)));
+  });
+
+  it('second half: cost_aware picks cheap for easy and top for hard, ≥ 40% cheaper per success, ≤ 2 points less success', () => {
+    const half = TASKS / 2;
+    const table = ARMS.map((arm) => ({ ...figures(arm, half), whole: figures(arm, 0) }));
+    console.log(
+      `issue 24 acceptance, seed ${SEED}, second half (whole run in brackets):\n${table
+        .map(
+          (f) =>
+            `  ${f.arm.padEnd(10)} cheap on easy ${pct(f.cheapOnEasy)} (${pct(f.whole.cheapOnEasy)}), top on hard ` +
+            `${pct(f.topOnHard)} (${pct(f.whole.topOnHard)}), success ${pct(f.successRate)} (${pct(f.whole.successRate)}), ` +
+            `cost per success $${f.costPerSuccessUsd.toFixed(5)} ($${f.whole.costPerSuccessUsd.toFixed(5)})`,
+        )
+        .join('\n')}`,
+    );
+    const [costAware, , , allTop] = table as [(typeof table)[0], unknown, unknown, (typeof table)[0]];
+    expect(costAware.cheapOnEasy).toBeGreaterThanOrEqual(0.8);
+    expect(costAware.topOnHard).toBeGreaterThanOrEqual(0.9);
+    expect(costAware.costPerSuccessUsd).toBeLessThanOrEqual(0.6 * allTop.costPerSuccessUsd);
+    expect(costAware.successRate).toBeGreaterThanOrEqual(allTop.successRate - 0.02);
+  });
+
+  it('the handoff span shows every candidate’s posterior, expected cost and why the winner won', () => {
+    const last = rows.filter((r) => r.arm === 'cost_aware' && r.difficulty === 'easy').at(-1);
+    const selection = last?.selection;
+    expect(selection?.strategy).toBe('cost_aware');
+    expect(selection?.cost_aware).toEqual({
+      tolerance: 0.03,
+      confidence: 0.9,
+      min_runs: 3,
+      leader: expect.stringMatching(/^(cheap|top)$/),
+      reason: last?.agent === selection?.cost_aware?.leader ? 'leader_cheapest' : 'cheaper_within_tolerance',
+    });
+    const [cheap, top] = selection?.candidates ?? [];
+    // The history it scored by: every earlier easy run of the arm, each once.
+    const earlier = rows.filter(
+      (r) => r.arm === 'cost_aware' && r.difficulty === 'easy' && r.index < (last?.index ?? 0),
+    );
+    for (const [shown, agent] of [
+      [cheap, 'cheap'],
+      [top, 'top'],
+    ] as const) {
+      const own = earlier.filter((r) => r.agent === agent);
+      expect(shown).toMatchObject({
+        agent,
+        runs: own.length,
+        successes: own.filter((r) => r.success).length,
+        expected_simulated_cost_usd: 0,
+      });
+      expect(shown?.expected_cost_usd).toBeCloseTo(own.reduce((sum, r) => sum + r.costUsd, 0) / own.length, 8);
+      expect(shown?.score).toEqual(expect.any(Number));
+      expect(typeof shown?.eligible).toBe('boolean');
+    }
+    expect(cheap?.eligible).toBe(true);
+    expect(last?.agent).toBe('cheap');
+  });
+});
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
