@@ -1,5 +1,5 @@
 import { SELECTION_STRATEGIES, type SelectionStrategy } from '../domain/agent-selection.js';
-import type { AgentRunSums, StrategySums } from '../domain/agents.js';
+import type { AgentRunSums, SavingsSums, StrategySums } from '../domain/agents.js';
 import type { RandomSource } from '../domain/ports.js';
 
 /**
@@ -128,6 +128,38 @@ export function strategyReport(sums: readonly StrategySums[]): StrategyFigures[]
       simulated_saved_usd: round6(s?.savedSimulatedUsd ?? 0),
     };
   });
+}
+
+export interface SavingsFigures {
+  task_type: string;
+  strategy: SelectionStrategy;
+  runs: number;
+  counted: number;
+  saved_usd: number;
+  simulated_saved_usd: number;
+}
+
+/** Counterfactual savings per task type and strategy (docs/workflows.md#counterfactual-savings). */
+export function savingsReport(sums: readonly SavingsSums[]): SavingsFigures[] {
+  return sums.map((s) => ({
+    task_type: s.taskType,
+    strategy: s.strategy,
+    runs: s.runs,
+    counted: s.counted,
+    saved_usd: round6(s.savedUsd),
+    simulated_saved_usd: round6(s.savedSimulatedUsd),
+  }));
+}
+
+/** What the dashboard shows beside the cache's savings: every strategy's, summed. */
+export function selectionSavingsTotal(sums: readonly StrategySums[]): {
+  saved_usd: number;
+  simulated_saved_usd: number;
+} {
+  return {
+    saved_usd: round6(sums.reduce((total, s) => total + s.savedUsd, 0)),
+    simulated_saved_usd: round6(sums.reduce((total, s) => total + s.savedSimulatedUsd, 0)),
+  };
 }
 
 const round6 = (value: number): number => Math.round(value * 1_000_000) / 1_000_000;

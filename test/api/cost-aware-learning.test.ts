@@ -238,6 +238,92 @@ describe('cost-aware selection learns the cheapest good-enough agent (issue 24)'
     expect(cheap?.eligible).toBe(true);
     expect(last?.agent).toBe('cheap');
   });
+
+  it('the savings on /v1/analytics/selection and the dashboard equal a computation from the raw runs', async () => {
+    const lines: string[] = [];
+    for (const arm of ['cost_aware', 'thompson', 'greedy'] as const) {
+      const analytics = (
+        await t.app.inject({ method: 'GET', url: '/v1/analytics/selection', headers: as(arm) })
+      ).json();
+      let total = 0;
+      for (const difficulty of ['easy', 'hard'] as const) {
+        const recomputed = recomputedSavings(arm, difficulty);
+        // Each selection's own figure, on its handoff span.
+        for (const { row, saved } of recomputed) {
+          const shown = row.selection?.savings?.saved_usd ?? null;
+          if (saved === null) expect(shown).toBeNull();
+          else expect(shown).toBeCloseTo(saved, 7);
+        }
+        const counted = recomputed.filter((r) => r.saved !== null);
+        const saved = counted.reduce((sum, r) => sum + (r.saved ?? 0), 0);
+        total += saved;
+        const reported = analytics.savings.find(
+          (x: { task_type: string; strategy: string }) => x.task_type === difficulty && x.strategy === arm,
+        );
+        expect(reported).toMatchObject({ runs: TASKS / 2, counted: counted.length, simulated_saved_usd: 0 });
+        expect(reported.saved_usd).toBeCloseTo(saved, 5);
+      }
+      const strategy = analytics.strategies.find((x: { strategy: string }) => x.strategy === arm);
+      expect(strategy.saved_usd).toBeCloseTo(total, 5);
+      const dashboard = (await t.app.inject({ method: 'GET', url: '/v1/dashboard?days=1', headers: as(arm) })).json();
+      expect(dashboard.selection_savings.saved_usd).toBeCloseTo(total, 5);
+      expect(dashboard.selection_savings.simulated_saved_usd).toBe(0);
+      lines.push(
+        `  ${arm.padEnd(10)} saved by selection $${total.toFixed(6)} (${pct(total / (strategy.cost_usd + total))} of the counterfactual)`,
+      );
+    }
+    console.log(`issue 24 savings, seed ${SEED}, whole run:\n${lines.join('\n')}`);
+    // Cost-aware saves most: it is the one that takes the cheap agent where it is good enough.
+    const saved = await Promise.all(
+      (['cost_aware', 'thompson'] as const).map(async (arm) => {
+        const res = await t.app.inject({ method: 'GET', url: '/v1/analytics/selection', headers: as(arm) });
+        return res.json().strategies.find((x: { strategy: string }) => x.strategy === arm).saved_usd as number;
+      }),
+    );
+    expect(saved[0]).toBeGreaterThan(saved[1] ?? Infinity);
+  });
 });
+
+/**
+ * The counterfactual savings recomputed from the runs alone (docs/workflows.md#counterfactual-savings):
+ * before each run, the history of the earlier runs of its arm and task type; the reference is the
+ * best observed success rate among agents with ≥ 3 runs (ties: more runs, then the earlier
+ * candidate); the saving is its mean cost per run minus the chosen agent's.
+ */
+function recomputedSavings(arm: Arm, difficulty: Difficulty): Array<{ row: RunRow; saved: number | null }> {
+  const history = new Map<Agent, { runs: number; successes: number; cost: number }>();
+  const out: Array<{ row: RunRow; saved: number | null }> = [];
+  for (const row of rows
+    .filter((r) => r.arm === arm && r.difficulty === difficulty)
+    .sort((a, b) => a.index - b.index)) {
+    let reference: Agent | null = null;
+    for (const agent of CANDIDATES) {
+      const h = history.get(agent);
+      if (!h || h.runs < 3) continue;
+      const best = reference === null ? undefined : history.get(reference);
+      const rate = h.successes / h.runs;
+      const bestRate = best ? best.successes / best.runs : -1;
+      if (rate > bestRate || (rate === bestRate && h.runs > (best?.runs ?? 0))) reference = agent;
+    }
+    const own = history.get(row.agent);
+    const ref = reference === null ? undefined : history.get(reference);
+    const saved =
+      reference === null || ref === undefined
+        ? null
+        : reference === row.agent
+          ? 0
+          : own === undefined
+            ? null
+            : ref.cost / ref.runs - own.cost / own.runs;
+    out.push({ row, saved });
+    const h = own ?? { runs: 0, successes: 0, cost: 0 };
+    history.set(row.agent, {
+      runs: h.runs + 1,
+      successes: h.successes + (row.success ? 1 : 0),
+      cost: h.cost + row.costUsd,
+    });
+  }
+  return out;
+}
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
