@@ -70,7 +70,6 @@ const workflow = (arm: Arm, difficulty: Difficulty, n: number) => ({
   name: 'solve',
   task: { type: difficulty, complexity: 'simple' },
   options: { cache: false, reflection: { enabled: false } },
-  agents: { reviewer: { model: 'openai/mid-1', role: 'review', system: 'You check answers.' } },
   root: {
     type: 'sequence',
     name: 'main',
@@ -92,6 +91,7 @@ interface RunRow {
   difficulty: Difficulty;
   agent: Agent;
   success: boolean;
+  reviewerVersion: number | undefined;
   costUsd: number;
   selection?: Selection;
 }
@@ -123,15 +123,17 @@ async function finish(arm: Arm, index: number, difficulty: Difficulty, run: { id
   ).json();
   const byModel = metrics.efficiency.metrics.by_model as Record<string, { cost_usd: number }>;
   const trace = (await t.app.inject({ method: 'GET', url: `/v1/traces/${run.traceId}`, headers: as(arm) })).json() as {
-    spans: Array<{ type: string; to_agent?: string; selection?: Selection }>;
+    spans: Array<{ type: string; to_agent?: string; agent_version?: number; selection?: Selection }>;
   };
   const handoff = trace.spans.find((s) => s.type === 'handoff_span' && s.to_agent !== 'reviewer');
+  const review = trace.spans.find((s) => s.type === 'handoff_span' && s.to_agent === 'reviewer');
   rows.push({
     arm,
     index,
     difficulty,
     agent: handoff?.to_agent as Agent,
     success: done.status === 'completed',
+    reviewerVersion: review?.agent_version,
     costUsd: Object.values(byModel).reduce((sum, m) => sum + m.cost_usd, 0),
     ...(handoff?.selection === undefined ? {} : { selection: handoff.selection }),
   });
@@ -157,11 +159,13 @@ function figures(arm: Arm, from: number) {
 describe('cost-aware selection learns the cheapest good-enough agent (issue 24)', () => {
   it('runs 120 alternating tasks in four arms through the API', { timeout: 240_000 }, async () => {
     for (const arm of ARMS) {
-      for (const [name, model] of [
-        ['cheap', 'openai/cheap-1'],
-        ['top', 'openai/top-1'],
+      // The reviewer is a registered agent too (a review may name one): versioned on its handoff span.
+      for (const [name, model, role] of [
+        ['cheap', 'openai/cheap-1', 'development'],
+        ['top', 'openai/top-1', 'development'],
+        ['reviewer', 'openai/mid-1', 'review'],
       ] as const) {
-        const config = { model, role: 'development', system: 'You solve tasks.' };
+        const config = { model, role, system: role === 'review' ? 'You check answers.' : 'You solve tasks.' };
         const res = await t.app.inject({
           method: 'POST',
           url: '/v1/agents',
@@ -182,6 +186,7 @@ describe('cost-aware selection learns the cheapest good-enough agent (issue 24)'
     expect(rows).toHaveLength(TASKS * ARMS.length);
     // The fake and the review agree: a run succeeds exactly when its agent answers right.
     for (const r of rows) expect(r.success).toBe(fake.isRight(`${r.agent}-1`, r.difficulty, Math.floor(r.index / 2)));
+    expect(rows.every((r) => r.reviewerVersion === 1)).toBe(true);
   });
 
   it('second half: cost_aware picks cheap for easy and top for hard, ≥ 40% cheaper per success, ≤ 2 points less success', () => {

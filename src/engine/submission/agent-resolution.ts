@@ -10,10 +10,11 @@ import {
 import type { AgentRunSums, AgentUse, RegisteredAgent } from '../../domain/agents.js';
 import {
   type AgentConfig,
+  type AgentNode,
   agentNamed,
-  mapPrompts,
-  type PromptNode,
-  somePrompt,
+  mapAgentNodes,
+  roleOfAgentNode,
+  someAgentNode,
   type WorkflowDefinition,
 } from '../../domain/definition.js';
 import { ValidationError } from '../../domain/errors.js';
@@ -44,7 +45,9 @@ import type { Issue } from './rules.js';
  *   (metrics/cost-aware.ts) takes its tolerance and confidence from the prompt, else the tenant's
  *   default, else the built-in one. Every selection records its counterfactual savings against the
  *   best-quality candidate (docs/workflows.md#counterfactual-savings) on the row and in `resolved`.
- * Each such prompt yields an AgentUse row, the history later selections score by.
+ * - the same for a review node's reviewer agent (docs/design.md#review-nodes), whose selection is
+ *   among reviewers (role `review`): reviewers are agents like any other.
+ * Each such node yields an AgentUse row, the history later selections score by.
  */
 
 /** Tolerance and confidence a tenant's cost_aware selections default to (COST_AWARE_DEFAULTS). */
@@ -137,12 +140,12 @@ export async function resolveAgents(
     return pool;
   }
 
-  async function resolvePrompt(
-    node: PromptNode,
+  async function resolveNode<N extends AgentNode>(
+    node: N,
     path: string,
     scope: Readonly<Record<string, AgentConfig>>,
     key: string,
-  ): Promise<PromptNode> {
+  ): Promise<N> {
     if (node.resolved !== undefined) {
       issues.push({ path: `${path}.resolved`, message: 'is set by the service at submission; remove it' });
       return node;
@@ -175,6 +178,11 @@ export async function resolveAgents(
       return { ...node, resolved: { version: found.version } };
     }
     const { select } = agent;
+    const role = roleOfAgentNode(node);
+    if (role !== undefined && select.role !== role) {
+      issues.push({ path: `${path}.agent.select.role`, message: `must be "${role}" for a ${node.type} node` });
+      return node;
+    }
     const pool = await candidatesOf(select, scope, `${path}.agent.select`);
     if (pool.length === 0) return node;
     const requested = select.strategy ?? 'greedy';
@@ -305,8 +313,8 @@ export async function resolveAgents(
 
   // In tree order, one prompt at a time: the random draws (and so a seeded test) are deterministic.
   const top = { path: 'root', agents: definition.agents, key: '', options: [definition.options] };
-  const root = await mapPrompts(definition.root, top, (node, site) =>
-    resolvePrompt(node, site.path, site.agents, site.key),
+  const root = await mapAgentNodes(definition.root, top, (node, site) =>
+    resolveNode(node, site.path, site.agents, site.key),
   );
   const first = issues[0];
   if (first) {
@@ -327,9 +335,9 @@ function autoReport({ reason, minRuns, windowUses, figures }: AutoDecision) {
   return { reason, minRuns, windowUses, figures };
 }
 
-/** Whether any prompt selects, names an agent its scope lacks, or sends `resolved` (no store read otherwise). */
+/** Whether any agent node selects, names an agent its scope lacks, or sends `resolved` (no store read otherwise). */
 function needsResolution(definition: WorkflowDefinition): boolean {
-  return somePrompt(
+  return someAgentNode(
     definition.root,
     definition.agents,
     (node, agents) =>
