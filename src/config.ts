@@ -68,6 +68,19 @@ const ModelPricesSchema = z.record(ModelIdSchema, ModelPriceSchema, {
   error: (issue) => (issue.code === 'invalid_key' ? 'is not a "<provider>/<model>" key' : undefined),
 });
 
+/**
+ * Per-tenant defaults of cost-aware selection (docs/workflows.md#cost-aware-selection): keyed by
+ * tenant id, `*` for every tenant without its own entry; a prompt's own values win. The bounds are
+ * domain/agent-selection.ts's ToleranceSchema and ConfidenceSchema (the same floor: repeated here).
+ */
+const CostAwareDefaultsSchema = z.record(
+  z.string().regex(/^(\*|[A-Za-z0-9_-]{1,64})$/, { message: 'must be a tenant id or "*"' }),
+  z.strictObject({
+    tolerance: z.number().min(0).max(1).optional(),
+    confidence: z.number().min(0.5).max(0.999).optional(),
+  }),
+);
+
 export const ConfigSchema = z
   .object({
     PORT: int(0, 65535).default(3000),
@@ -83,6 +96,7 @@ export const ConfigSchema = z
     DEFAULT_MODEL: z.string().min(1).default('sonnet'),
     MODEL_TIERS: jsonObject(ModelTiersSchema).optional(),
     MODEL_PRICES: jsonObject(ModelPricesSchema).optional(),
+    COST_AWARE_DEFAULTS: jsonObject(CostAwareDefaultsSchema).optional(),
     CONCURRENCY: int(1, 1024).default(16),
     MAX_RUNNING_WORKFLOWS: int(1, 100_000).default(1000),
     MAX_RUNNING_WORKFLOWS_PER_TENANT: int(1, 100_000).optional(),

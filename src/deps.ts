@@ -181,6 +181,11 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     agents,
     usage,
     random: overrides.random ?? Math.random,
+    // A tenant's entry over `*`, field by field.
+    costAwareDefaults: (tenantId) => ({
+      ...config.COST_AWARE_DEFAULTS?.['*'],
+      ...config.COST_AWARE_DEFAULTS?.[tenantId],
+    }),
     cache,
     traces,
     store,

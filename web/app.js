@@ -121,6 +121,17 @@ function card(label, value, prev) {
   );
 }
 
+/** Money saved: real money, with the simulated figure (not money) apart beneath it. */
+function savedCard(label, real, simulated) {
+  return el(
+    'div',
+    { class: 'card' },
+    el('div', { class: 'label' }, label),
+    el('div', { class: 'value', 'data-figure': label }, usd(real)),
+    el('div', { class: 'prev' }, `simulated: ${usd(simulated)}`),
+  );
+}
+
 function table(headers, rows) {
   return el(
     'table',
@@ -303,6 +314,8 @@ async function summaryPage() {
       card('Cost (real)', usd(d.cost.real_usd), usd(d.previous_cost.real_usd)),
       card('Cost (simulated)', usd(d.cost.simulated_usd), usd(d.previous_cost.simulated_usd)),
       card('Cache hit rate', pct(d.cache.hit_rate)),
+      savedCard('Saved by cache', d.cache.cost_saved_usd, d.cache.simulated_cost_saved_usd),
+      savedCard('Saved by selection', d.selection_savings.saved_usd, d.selection_savings.simulated_saved_usd),
       card('Agents per task', num(s.avg_agents_per_task), num(p.avg_agents_per_task)),
       card('Tool reliability', pct(d.quality_pillars.tool_reliability_rate)),
     ),
@@ -832,7 +845,16 @@ async function analyticsPage() {
     ),
     el('h2', {}, 'Agent selection strategies'),
     table(
-      ['strategy', 'runs', 'mean aggregate reward', 'success rate', 'cost per success', 'simulated cost per success'],
+      [
+        'strategy',
+        'runs',
+        'mean aggregate reward',
+        'success rate',
+        'cost per success',
+        'simulated cost per success',
+        'saved',
+        'simulated saved',
+      ],
       (selection.strategies ?? []).map((x) => [
         x.strategy,
         x.runs,
@@ -840,6 +862,20 @@ async function analyticsPage() {
         pct(x.success_rate),
         usd(x.cost_per_success_usd),
         usd(x.simulated_cost_per_success_usd),
+        usd(x.saved_usd),
+        usd(x.simulated_saved_usd),
+      ]),
+    ),
+    el('h2', {}, 'Saved by selection, per task type'),
+    table(
+      ['task type', 'strategy', 'runs', 'counted', 'saved', 'simulated saved'],
+      (selection.savings ?? []).map((x) => [
+        theirs(clip(x.task_type, LINE_CHARS)),
+        x.strategy,
+        x.runs,
+        x.counted,
+        usd(x.saved_usd),
+        usd(x.simulated_saved_usd),
       ]),
     ),
   );

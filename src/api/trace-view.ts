@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { AutoStrategySchema, type ResolvedAgent, SELECTION_STRATEGIES } from '../domain/agent-selection.js';
+import {
+  AutoStrategySchema,
+  CostAwareReportSchema,
+  type ResolvedAgent,
+  SELECTION_STRATEGIES,
+} from '../domain/agent-selection.js';
 import { ErrorInfoSchema } from '../domain/errors.js';
 import { AGENT_ROLES } from '../domain/names.js';
 import {
@@ -39,7 +44,20 @@ const SelectionViewSchema = z
         version: z.int().nullable().describe('Registry version; null: an agent of the definition.'),
         runs: z.int().describe('Past rewarded runs of the same task type and complexity.'),
         mean_reward: z.number().nullable().describe('Their mean aggregate reward; null without history.'),
-        score: z.number().describe('What the strategy ranked by.'),
+        score: z.number().describe('What the strategy ranked by (cost_aware: the draw of its success rate).'),
+        successes: z.int().optional().describe('Those runs with outcome success.'),
+        expected_cost_usd: z.number().nullable().optional().describe('Mean real cost of those runs.'),
+        expected_simulated_cost_usd: z
+          .number()
+          .nullable()
+          .optional()
+          .describe('Mean simulated cost of those runs (not money).'),
+        below_leader: z
+          .number()
+          .nullable()
+          .optional()
+          .describe("cost_aware: P(success < the leader's draw − tolerance); null: the leader."),
+        eligible: z.boolean().optional().describe('cost_aware: not ruled out; the cheapest eligible candidate wins.'),
       }),
     ),
     task_type: z.string(),
@@ -61,6 +79,27 @@ const SelectionViewSchema = z
       })
       .optional()
       .describe('Present when the prompt asked for `strategy: "auto"`: why it resolved as it did.'),
+    cost_aware: z
+      .object({
+        tolerance: z.number(),
+        confidence: z.number(),
+        min_runs: z.int(),
+        leader: z.string(),
+        reason: CostAwareReportSchema.shape.reason,
+      })
+      .optional()
+      .describe('Present for cost_aware (docs/workflows.md#cost-aware-selection): its settings, leader and why.'),
+    savings: z
+      .object({
+        reference: z.string().nullable(),
+        saved_usd: z.number().nullable(),
+        saved_simulated_usd: z.number().nullable(),
+      })
+      .optional()
+      .describe(
+        'The counterfactual (docs/workflows.md#counterfactual-savings): the best-quality candidate and the expected ' +
+          'cost per run saved against it.',
+      ),
   })
   .describe("When to_agent was selected: role, strategy, task type, complexity and every candidate's score.");
 
@@ -74,9 +113,34 @@ function toSelectionView(s: NonNullable<ResolvedAgent['selection']>): z.infer<ty
       runs: c.runs,
       mean_reward: c.meanReward,
       score: c.score,
+      ...(c.successes === undefined ? {} : { successes: c.successes }),
+      ...(c.expectedCostUsd === undefined ? {} : { expected_cost_usd: c.expectedCostUsd }),
+      ...(c.expectedSimulatedCostUsd === undefined ? {} : { expected_simulated_cost_usd: c.expectedSimulatedCostUsd }),
+      ...(c.belowLeader === undefined ? {} : { below_leader: c.belowLeader }),
+      ...(c.eligible === undefined ? {} : { eligible: c.eligible }),
     })),
     task_type: s.taskType,
     complexity: s.complexity,
+    ...(s.costAware === undefined
+      ? {}
+      : {
+          cost_aware: {
+            tolerance: s.costAware.tolerance,
+            confidence: s.costAware.confidence,
+            min_runs: s.costAware.minRuns,
+            leader: s.costAware.leader,
+            reason: s.costAware.reason,
+          },
+        }),
+    ...(s.savings === undefined
+      ? {}
+      : {
+          savings: {
+            reference: s.savings.reference,
+            saved_usd: s.savings.savedUsd,
+            saved_simulated_usd: s.savings.savedSimulatedUsd,
+          },
+        }),
     ...(s.auto === undefined
       ? {}
       : {

@@ -45,14 +45,27 @@ export interface AgentUse {
   complexity: Complexity;
   /** Every candidate's score when selected. */
   scores: Record<string, number> | null;
+  /**
+   * When selected: the best-quality candidate and the expected cost per run saved against it, real
+   * and simulated money apart (docs/workflows.md#counterfactual-savings); null when unknown.
+   */
+  reference: string | null;
+  savedUsd: number | null;
+  savedSimulatedUsd: number | null;
   createdAt: number;
 }
 
-/** Rewarded runs of one agent on one task type and complexity. */
-export interface AgentRewardSums {
+/** Rewarded runs of one agent on one task type and complexity (each workflow once). */
+export interface AgentRunSums {
   runs: number;
   /** Σ aggregate reward (each in [−1, 1]). */
   rewardSum: number;
+  /** Runs whose outcome was success. */
+  successes: number;
+  /** Σ the runs' real model cost. */
+  costUsd: number;
+  /** Σ what their sim/* calls would have cost (not money). */
+  simulatedCostUsd: number;
 }
 
 export interface SelectionFilter {
@@ -60,6 +73,18 @@ export interface SelectionFilter {
   from?: number;
   to?: number;
   taskType?: string;
+}
+
+/** The counterfactual savings of one strategy on one task type, over the selecting uses of a window. */
+export interface SavingsSums {
+  taskType: string;
+  strategy: SelectionStrategy;
+  /** Ended runs with a selecting use of the strategy (each workflow once). */
+  runs: number;
+  /** Selecting uses with a known saving (a reference and a chosen candidate with history). */
+  counted: number;
+  savedUsd: number;
+  savedSimulatedUsd: number;
 }
 
 /** One strategy's runs in a window (a workflow counts once per strategy it selected with). */
@@ -71,6 +96,9 @@ export interface StrategySums {
   successes: number;
   costUsd: number;
   simulatedCostUsd: number;
+  /** Σ the counterfactual savings of its selecting uses (docs/workflows.md#counterfactual-savings). */
+  savedUsd: number;
+  savedSimulatedUsd: number;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AgentSelectionSchema, ResolvedAgentSchema } from './agent-selection.js';
 import { SimulateSchema } from './llm.js';
-import { AGENT_ROLES, MAX_STRING, ModelSpecSchema, NameSchema } from './names.js';
+import { AGENT_ROLES, type AgentRole, MAX_STRING, ModelSpecSchema, NameSchema } from './names.js';
 import { RetrievalSchema } from './retrieval.js';
 import { TaskSchema } from './task.js';
 
@@ -94,9 +94,15 @@ export type ReviewMode = (typeof REVIEW_MODES)[number];
 export const ReviewNodeSchema = z.strictObject({
   type: z.literal('review'),
   name: NameSchema,
-  agent: NameSchema.describe(
-    'The reviewer agent; every reviewer of the panel runs it. Its model defaults to the reviewer tier (sonnet) ' +
-      'when unset or "auto".',
+  agent: z
+    .union([NameSchema, AgentSelectionSchema])
+    .describe(
+      'The reviewer agent, every reviewer of the panel runs it: an agent of `agents` (or of a parent workflow), else ' +
+        'a registered agent; or a selection among reviewers (role `review`), settled at submission. Its model ' +
+        'defaults to the reviewer tier (sonnet) when unset or "auto".',
+    ),
+  resolved: ResolvedAgentSchema.optional().describe(
+    'Set by the service at submission for registered and selected reviewers; refused in a request.',
   ),
   target: NameSchema.describe('An earlier step of this workflow: its output is what the reviewers judge.'),
   mode: z
@@ -127,9 +133,20 @@ export type ReviewNode = z.infer<typeof ReviewNodeSchema>;
  * The name of a prompt's agent. Selections are settled at submission (engine/submission/agent-resolution.ts),
  * so every stored prompt names its agent; an unsettled one is a programming error.
  */
-export function agentNameOf(node: PromptNode): string {
+export function agentNameOf(node: AgentNode): string {
   if (typeof node.agent === 'string') return node.agent;
-  throw new Error(`prompt "${node.name}": the agent selection was not settled at submission`);
+  throw new Error(`${node.type} "${node.name}": the agent selection was not settled at submission`);
+}
+
+/**
+ * A node that runs an agent: a prompt, or a review, whose reviewers are agents like any other —
+ * named, registered or selected, versioned (docs/design.md#registered-agents).
+ */
+export type AgentNode = PromptNode | ReviewNode;
+
+/** The role an agent node's selected agent must have when its kind fixes one: a review's reviewers review. */
+export function roleOfAgentNode(node: AgentNode): AgentRole | undefined {
+  return node.type === 'review' ? 'review' : undefined;
 }
 
 /** The nodes directly under a node in the same workflow (a child workflow's tree is its own scope). */
@@ -167,26 +184,26 @@ export function promptNodesOf(root: WorkflowNode): Map<string, PromptNode> {
   return prompts;
 }
 
-/** Where a prompt sits: its dotted path, the agents in its scope, its key (`<child node>/<name>` in child workflows). */
+/** Where an agent node sits: its dotted path, the agents in its scope, its key (`<child node>/<name>` in child workflows). */
 export interface PromptSite {
   path: string;
   agents: Readonly<Record<string, AgentConfig>>;
   key: string;
-  /** The options of the definitions around the prompt: the root's first, its own workflow's last. */
+  /** The options of the definitions around the node: the root's first, its own workflow's last. */
   options: ReadonlyArray<z.infer<typeof OptionsSchema> | undefined>;
 }
 
 /**
- * The tree with each prompt (child workflow definitions included, each with its agents merged
- * over its parent's) replaced by `map`'s answer: in tree order, one prompt at a time; unchanged
- * subtrees are returned as they are.
+ * The tree with each agent node — prompt or review — (child workflow definitions included, each
+ * with its agents merged over its parent's) replaced by `map`'s answer: in tree order, one node at a
+ * time; unchanged subtrees are returned as they are.
  */
-export async function mapPrompts(
+export async function mapAgentNodes(
   node: WorkflowNode,
   site: PromptSite,
-  map: (prompt: PromptNode, site: PromptSite) => Promise<PromptNode>,
+  map: (node: AgentNode, site: PromptSite) => Promise<AgentNode>,
 ): Promise<WorkflowNode> {
-  if (node.type === 'prompt') return map(node, { ...site, key: `${site.key}${node.name}` });
+  if (node.type === 'prompt' || node.type === 'review') return map(node, { ...site, key: `${site.key}${node.name}` });
   if (node.type === 'workflow') {
     const child = node.definition;
     const inner = {
@@ -195,28 +212,48 @@ export async function mapPrompts(
       key: `${site.key}${node.name}/`,
       options: [...site.options, child.options],
     };
-    const root = await mapPrompts(child.root, inner, map);
+    const root = await mapAgentNodes(child.root, inner, map);
     return root === child.root ? node : { ...node, definition: { ...child, root } };
   }
   const steps: WorkflowNode[] = [];
   let changed = false;
   for (const [i, step] of childrenOf(node).entries()) {
-    const mapped = await mapPrompts(step, { ...site, path: `${site.path}.steps.${i}` }, map);
+    const mapped = await mapAgentNodes(step, { ...site, path: `${site.path}.steps.${i}` }, map);
     changed ||= mapped !== step;
     steps.push(mapped);
   }
   return changed ? withChildren(node, steps) : node;
 }
 
-/** Whether `test` holds for some prompt of the tree (child workflow definitions included). */
+/** mapAgentNodes over the prompts only. */
+export function mapPrompts(
+  node: WorkflowNode,
+  site: PromptSite,
+  map: (prompt: PromptNode, site: PromptSite) => Promise<PromptNode>,
+): Promise<WorkflowNode> {
+  return mapAgentNodes(node, site, async (n, s) => (n.type === 'prompt' ? map(n, s) : n));
+}
+
+/** Whether `test` holds for some agent node — prompt or review — of the tree (child workflow definitions included). */
+export function someAgentNode(
+  node: WorkflowNode,
+  agents: Readonly<Record<string, AgentConfig>>,
+  test: (node: AgentNode, agents: Readonly<Record<string, AgentConfig>>) => boolean,
+): boolean {
+  if (node.type === 'prompt' || node.type === 'review') return test(node, agents);
+  if (node.type === 'workflow') {
+    return someAgentNode(node.definition.root, { ...agents, ...node.definition.agents }, test);
+  }
+  return childrenOf(node).some((step) => someAgentNode(step, agents, test));
+}
+
+/** someAgentNode over the prompts only. */
 export function somePrompt(
   node: WorkflowNode,
   agents: Readonly<Record<string, AgentConfig>>,
   test: (prompt: PromptNode, agents: Readonly<Record<string, AgentConfig>>) => boolean,
 ): boolean {
-  if (node.type === 'prompt') return test(node, agents);
-  if (node.type === 'workflow') return somePrompt(node.definition.root, { ...agents, ...node.definition.agents }, test);
-  return childrenOf(node).some((step) => somePrompt(step, agents, test));
+  return someAgentNode(node, agents, (n, scope) => n.type === 'prompt' && test(n, scope));
 }
 
 export const LimitsSchema = z.strictObject({

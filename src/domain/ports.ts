@@ -1,4 +1,4 @@
-import type { AgentRewardSums, AgentUse, RegisteredAgent, SelectionFilter, StrategySums } from './agents.js';
+import type { AgentRunSums, AgentUse, RegisteredAgent, SavingsSums, SelectionFilter, StrategySums } from './agents.js';
 import type { AddDocumentsResult, ChunkHit, CorpusRecord, NewCorpus, NewDocument } from './corpus.js';
 import type { AgentConfig, WorkflowDefinition } from './definition.js';
 import type { WorkflowEvent } from './events.js';
@@ -444,15 +444,17 @@ export interface AgentRegistry {
   retire(tenantId: string, name: string): Promise<boolean>;
   /** Current versions of the live names of `role`. */
   ofRole(tenantId: string, role: AgentRole): Promise<RegisteredAgent[]>;
-  /** Per agent name, its rewarded runs of the task type and complexity (each workflow once). */
+  /** Per agent name, its rewarded runs of the task type and complexity (each workflow once): reward, successes, cost. */
   rewardHistory(
     tenantId: string,
     agents: readonly string[],
     taskType: string,
     complexity: Complexity,
-  ): Promise<Map<string, AgentRewardSums>>;
+  ): Promise<Map<string, AgentRunSums>>;
   /** Per strategy, the ended runs that selected with it in the window. */
   strategySums(tenantId: string, filter: SelectionFilter): Promise<StrategySums[]>;
+  /** Per task type and strategy, the counterfactual savings of the selecting uses of the window's ended runs. */
+  savingsSums(tenantId: string, filter: SelectionFilter): Promise<SavingsSums[]>;
   /**
    * Per strategy, the ended runs among its newest `perStrategy` selecting uses of the task type
    * (`strategy: "auto"` reads this on every selection: bounded by `perStrategy`, not by history).

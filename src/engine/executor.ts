@@ -32,6 +32,7 @@ import { SpawnLedger } from './run/spawn-ledger.js';
 import { TenantSpend } from './run/tenant-spend.js';
 import type { RetryPolicy } from './run/transport-retry.js';
 import { TreeBudgets } from './run/tree-budgets.js';
+import type { CostAwareDefaults } from './submission/agent-resolution.js';
 import { prepareSubmission } from './submission/submit.js';
 
 /** What the API layer asks of the engine. */
@@ -97,6 +98,8 @@ export interface ExecutorOptions {
   usage: Pick<UsageAnalyticsStore, 'taskModels'>;
   /** Thompson sampling's random source. */
   random: RandomSource;
+  /** COST_AWARE_DEFAULTS: a tenant's cost_aware tolerance and confidence. */
+  costAwareDefaults?: CostAwareDefaults;
   /** Global limit of concurrent model calls (CONCURRENCY). */
   concurrency: number;
   retry: RetryPolicy;

@@ -4,22 +4,20 @@ import { strategyReport } from './selection.js';
 
 /**
  * `strategy: "auto"` (docs/workflows.md#agent-selection; loki-mode's ADAPT step, "update selection
- * algorithms based on analytics"): greedy or thompson, per task type, from the figures
- * GET /v1/analytics/selection reports (strategyReport) over the newest AUTO_WINDOW_USES selecting
- * uses of each strategy for the task type. Pure and deterministic: the figures come in through
- * the registry port, and the rule draws nothing (the strategy it resolves to keeps its own random
- * source).
+ * algorithms based on analytics"), per task type, from the figures GET /v1/analytics/selection
+ * reports (strategyReport) over the newest AUTO_WINDOW_USES selecting uses of each strategy for the
+ * task type. Pure and deterministic: the figures come in through the registry port, and the rule
+ * draws nothing (the strategy it resolves to keeps its own random source).
  *
  * The rule:
- * 1. Either strategy with fewer than AUTO_MIN_RUNS rewarded runs → `insufficient_history`: the
- *    strategy with fewer rewarded runs (a tie → thompson), so both reach the minimum and auto never
- *    settles on a strategy it has not compared.
- * 2. Else the higher mean aggregate reward (as reported, 4 decimals) → `higher_mean_reward`;
- * 3. equal means: the higher success rate → `higher_success_rate`;
- * 4. equal as well → thompson (`tie`: it keeps exploring).
+ * 1. greedy or thompson with fewer than AUTO_MIN_RUNS rewarded runs → `insufficient_history`: the
+ *    one with fewer rewarded runs (a tie → thompson), so the task type's candidates are tried and
+ *    both reward strategies have figures to compare in the analytics;
+ * 2. else → `cost_aware` (`enough_history`): the reward figures carry no cost, so comparing them
+ *    cannot find the cheaper agent that is good enough (docs/workflows.md#cost-aware-selection).
  */
 
-export type AutoReason = 'insufficient_history' | 'higher_mean_reward' | 'higher_success_rate' | 'tie';
+export type AutoReason = 'insufficient_history' | 'enough_history';
 
 export interface AutoFigures {
   strategy: SelectionStrategy;
@@ -47,8 +45,7 @@ export function decideAutoStrategy(sums: readonly StrategySums[], minRuns = AUTO
       successRate: f.success_rate,
     }),
   );
-  const greedy = figures.find((f) => f.strategy === 'greedy') as AutoFigures;
-  const thompson = figures.find((f) => f.strategy === 'thompson') as AutoFigures;
+  const rewarded = (strategy: SelectionStrategy) => figures.find((f) => f.strategy === strategy)?.rewardedRuns ?? 0;
   const decide = (strategy: SelectionStrategy, reason: AutoReason): AutoDecision => ({
     strategy,
     reason,
@@ -56,17 +53,10 @@ export function decideAutoStrategy(sums: readonly StrategySums[], minRuns = AUTO
     windowUses: AUTO_WINDOW_USES,
     figures,
   });
-  if (greedy.rewardedRuns < minRuns || thompson.rewardedRuns < minRuns) {
-    return decide(greedy.rewardedRuns < thompson.rewardedRuns ? 'greedy' : 'thompson', 'insufficient_history');
+  const greedy = rewarded('greedy');
+  const thompson = rewarded('thompson');
+  if (greedy < minRuns || thompson < minRuns) {
+    return decide(greedy < thompson ? 'greedy' : 'thompson', 'insufficient_history');
   }
-  const byMean = compare(greedy.meanAggregateReward, thompson.meanAggregateReward);
-  if (byMean !== 0) return decide(byMean > 0 ? 'greedy' : 'thompson', 'higher_mean_reward');
-  const bySuccess = compare(greedy.successRate, thompson.successRate);
-  if (bySuccess !== 0) return decide(bySuccess > 0 ? 'greedy' : 'thompson', 'higher_success_rate');
-  return decide('thompson', 'tie');
-}
-
-/** Positive when a is higher; a missing figure ranks below any figure. */
-function compare(a: number | null, b: number | null): number {
-  return (a ?? Number.NEGATIVE_INFINITY) - (b ?? Number.NEGATIVE_INFINITY) || 0;
+  return decide('cost_aware', 'enough_history');
 }

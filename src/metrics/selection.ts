@@ -1,5 +1,5 @@
 import { SELECTION_STRATEGIES, type SelectionStrategy } from '../domain/agent-selection.js';
-import type { AgentRewardSums, StrategySums } from '../domain/agents.js';
+import type { AgentRunSums, SavingsSums, StrategySums } from '../domain/agents.js';
 import type { RandomSource } from '../domain/ports.js';
 
 /**
@@ -24,8 +24,8 @@ export interface ScoredCandidate {
 
 export function scoreCandidates(
   names: readonly string[],
-  history: ReadonlyMap<string, AgentRewardSums>,
-  strategy: SelectionStrategy,
+  history: ReadonlyMap<string, Pick<AgentRunSums, 'runs' | 'rewardSum'>>,
+  strategy: Exclude<SelectionStrategy, 'cost_aware'>,
   random: RandomSource,
 ): { chosen: string; scores: ScoredCandidate[] } {
   const scores = names.map((name): ScoredCandidate => {
@@ -104,6 +104,8 @@ export interface StrategyFigures {
   simulated_cost_usd: number;
   cost_per_success_usd: number | null;
   simulated_cost_per_success_usd: number | null;
+  saved_usd: number;
+  simulated_saved_usd: number;
 }
 
 /** The seed's "A/B test new selection strategies": every strategy, with zeros when it selected nothing. */
@@ -122,8 +124,42 @@ export function strategyReport(sums: readonly StrategySums[]): StrategyFigures[]
       simulated_cost_usd: round6(s?.simulatedCostUsd ?? 0),
       cost_per_success_usd: successes === 0 ? null : round6((s?.costUsd ?? 0) / successes),
       simulated_cost_per_success_usd: successes === 0 ? null : round6((s?.simulatedCostUsd ?? 0) / successes),
+      saved_usd: round6(s?.savedUsd ?? 0),
+      simulated_saved_usd: round6(s?.savedSimulatedUsd ?? 0),
     };
   });
+}
+
+export interface SavingsFigures {
+  task_type: string;
+  strategy: SelectionStrategy;
+  runs: number;
+  counted: number;
+  saved_usd: number;
+  simulated_saved_usd: number;
+}
+
+/** Counterfactual savings per task type and strategy (docs/workflows.md#counterfactual-savings). */
+export function savingsReport(sums: readonly SavingsSums[]): SavingsFigures[] {
+  return sums.map((s) => ({
+    task_type: s.taskType,
+    strategy: s.strategy,
+    runs: s.runs,
+    counted: s.counted,
+    saved_usd: round6(s.savedUsd),
+    simulated_saved_usd: round6(s.savedSimulatedUsd),
+  }));
+}
+
+/** What the dashboard shows beside the cache's savings: every strategy's, summed. */
+export function selectionSavingsTotal(sums: readonly StrategySums[]): {
+  saved_usd: number;
+  simulated_saved_usd: number;
+} {
+  return {
+    saved_usd: round6(sums.reduce((total, s) => total + s.savedUsd, 0)),
+    simulated_saved_usd: round6(sums.reduce((total, s) => total + s.savedSimulatedUsd, 0)),
+  };
 }
 
 const round6 = (value: number): number => Math.round(value * 1_000_000) / 1_000_000;

@@ -99,10 +99,16 @@ describe('review node, three simulated reviewers', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json().message).toContain('root.steps.0.target: step "fix" does not complete before this node');
 
+    // An unknown reviewer is refused while agents are settled (as a prompt's is), before the node's checks.
     const unknown = reviewFlow([], { agent: 'nobody', target: 'missing' });
     const res2 = await t.app.inject({ method: 'POST', url: '/v1/workflows', payload: unknown });
     expect(res2.statusCode).toBe(400);
-    const paths = (res2.json().details as Array<{ path: string }>).map((d) => d.path);
-    expect(paths).toEqual(expect.arrayContaining(['root.steps.1.agent', 'root.steps.1.target']));
+    expect(res2.json().message).toBe(
+      'root.steps.1.agent: unknown agent "nobody": not in agents and not a registered agent',
+    );
+    const missing = reviewFlow([], { target: 'missing' });
+    const res3 = await t.app.inject({ method: 'POST', url: '/v1/workflows', payload: missing });
+    expect(res3.statusCode).toBe(400);
+    expect((res3.json().details as Array<{ path: string }>).map((d) => d.path)).toContain('root.steps.1.target');
   });
 });

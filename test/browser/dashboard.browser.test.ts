@@ -67,6 +67,9 @@ describe('web dashboard (browser)', () => {
     await page.locator('[data-figure="Tasks completed"]').waitFor();
     expect(await page.locator('[data-figure="Tasks completed"]').textContent()).toBe('1');
     expect(await page.locator('[data-figure="Success rate"]').textContent()).toBe('100.0%');
+    // Selection's savings beside the cache's (no selection ran yet: nothing saved).
+    expect(await page.locator('[data-figure="Saved by cache"]').textContent()).toBe('$0.000000');
+    expect(await page.locator('[data-figure="Saved by selection"]').textContent()).toBe('$0.000000');
     const canvas = page.locator('[data-chart="Success rate and efficiency per day"] canvas').first();
     await canvas.waitFor();
     // No DOM lib in tsconfig: the canvas is typed by the two fields read.
@@ -154,7 +157,10 @@ describe('web dashboard (browser)', () => {
     await page.locator('h1', { hasText: 'Analytics' }).waitFor();
     expect(await page.locator('table').first().textContent()).toContain('sim/haiku');
     await page.locator('h2', { hasText: 'Agent selection strategies' }).waitFor();
-    expect(await page.locator('table').last().textContent()).toContain('thompson');
+    const strategies = page.locator('h2:has-text("Agent selection strategies") + table');
+    expect(await strategies.textContent()).toContain('thompson');
+    expect(await strategies.textContent()).toContain('cost_aware');
+    await page.locator('h2', { hasText: 'Saved by selection, per task type' }).waitFor();
 
     expect(network.foreign).toEqual([]);
     expect(watch.pageErrors).toEqual([]);

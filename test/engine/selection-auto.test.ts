@@ -48,6 +48,7 @@ describe('strategy auto', () => {
       figures: [
         { strategy: 'greedy', runs: 0, rewarded_runs: 0, mean_aggregate_reward: null, success_rate: null },
         { strategy: 'thompson', runs: 0, rewarded_runs: 0, mean_aggregate_reward: null, success_rate: null },
+        { strategy: 'cost_aware', runs: 0, rewarded_runs: 0, mean_aggregate_reward: null, success_rate: null },
       ],
     });
   });
@@ -59,8 +60,9 @@ describe('strategy auto', () => {
     expect(auto.figures.map((f) => [f.strategy, f.runs])).toEqual([
       ['greedy', 0],
       ['thompson', 1],
+      ['cost_aware', 0],
     ]);
     const res = await t.app.inject({ method: 'GET', url: '/v1/analytics/selection?taskType=bug_fix_task' });
-    expect(res.json().strategies.map((s: { runs: number }) => s.runs)).toEqual([1, 1]);
+    expect(res.json().strategies.map((s: { runs: number }) => s.runs)).toEqual([1, 1, 0]);
   });
 });

@@ -69,7 +69,10 @@ interface Handoff {
       runs: number;
       mean_reward: number | null;
       score: number;
+      successes?: number;
+      expected_cost_usd?: number | null;
     }>;
+    savings?: { reference: string | null; saved_usd: number | null; saved_simulated_usd: number | null };
   };
 }
 async function handoff(traceId: string): Promise<Handoff> {
@@ -123,6 +126,9 @@ describe('agent selection', () => {
           runs: 3,
           mean_reward: round4(mean(history.flaky ?? [])),
           score: round4(mean(history.flaky ?? [])),
+          successes: 0,
+          expected_cost_usd: 0,
+          expected_simulated_cost_usd: expect.any(Number),
         },
         {
           agent: 'steady',
@@ -130,8 +136,13 @@ describe('agent selection', () => {
           runs: 3,
           mean_reward: round4(mean(history.steady ?? [])),
           score: round4(mean(history.steady ?? [])),
+          successes: 3,
+          expected_cost_usd: 0,
+          expected_simulated_cost_usd: expect.any(Number),
         },
       ],
+      // steady, 3 of 3, is the best-quality candidate and was chosen: nothing saved against it.
+      savings: { reference: 'steady', saved_usd: 0, saved_simulated_usd: 0 },
     });
     // Without candidates: every registered agent of the role; `fresh` has no history (0.5).
     const all = await run({ select: { role: 'development' } });
@@ -181,18 +192,23 @@ describe('agent selection', () => {
       strategies: [
         { strategy: 'greedy', ...figures(greedyRuns) },
         { strategy: 'thompson', ...figures(thompsonRuns) },
+        { strategy: 'cost_aware', runs: 0 },
       ],
     });
     expect(body.strategies[1].success_rate).toBeLessThan(1);
     expect(body.strategies[0].success_rate).toBe(1);
     const other = await t.app.inject({ method: 'GET', url: '/v1/analytics/selection?taskType=other' });
-    expect(other.json().strategies.map((s: { runs: number }) => s.runs)).toEqual([0, 0]);
+    expect(other.json().strategies.map((s: { runs: number }) => s.runs)).toEqual([0, 0, 0]);
     const future = await t.app.inject({ method: 'GET', url: '/v1/analytics/selection?from=2999-01-01T00:00:00Z' });
     expect(future.json().strategies[0]).toMatchObject({ runs: 0, mean_aggregate_reward: null, success_rate: null });
     // The dashboard shows the same comparison over its window (every run here is recent).
     const all = (await t.app.inject({ method: 'GET', url: '/v1/analytics/selection' })).json();
     const dashboard = (await t.app.inject({ method: 'GET', url: '/v1/dashboard?days=90' })).json();
     expect(dashboard.selection).toEqual(all.strategies);
-    expect(dashboard.selection.map((x: { runs: number }) => x.runs)).toEqual([greedyRuns.length, thompsonRuns.length]);
+    expect(dashboard.selection.map((x: { runs: number }) => x.runs)).toEqual([
+      greedyRuns.length,
+      thompsonRuns.length,
+      0,
+    ]);
   });
 });

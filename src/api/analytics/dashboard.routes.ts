@@ -10,7 +10,7 @@ import {
   SUCCESS_TARGET,
 } from '../../metrics/dashboard.js';
 import { MIN_PATTERN_TASKS, TOP_EFFICIENCY, TOP_SUCCESS_RATE } from '../../metrics/patterns.js';
-import { strategyReport } from '../../metrics/selection.js';
+import { selectionSavingsTotal, strategyReport } from '../../metrics/selection.js';
 import { errorResponses } from '../http/schemas.js';
 import { StrategyFiguresSchema } from './selection.routes.js';
 
@@ -101,6 +101,15 @@ const DashboardSchema = z.object({
     cost_saved_usd: z.number().describe('Real money saved.'),
     simulated_cost_saved_usd: z.number().describe('Simulated money saved: not money.'),
   }),
+  selection_savings: z
+    .object({
+      saved_usd: z.number().describe('Real money saved by selection: Σ every strategy’s saved_usd over the window.'),
+      simulated_saved_usd: z.number().describe('Simulated money saved by selection: not money.'),
+    })
+    .describe(
+      'Beside `cache`: what agent selection saved against the best-quality candidate of each selection ' +
+        '(docs/workflows.md#counterfactual-savings), as GET /v1/analytics/selection reports it.',
+    ),
   evaluation_axes: z
     .object({ technical: AxisSchema, human_centered: AxisSchema, safety: AxisSchema, economic: AxisSchema })
     .describe('The seed’s Multi-Dimensional Evaluation: each axis’s figures and how many have data.'),
@@ -130,7 +139,7 @@ export async function dashboardRoutes(
         summary: 'Key metrics over the last `days` days against the previous window of the same length',
         description:
           'Summary, quality pillars, trends (numbers and display strings), cost (real and simulated apart), cache ' +
-          'savings, the selection strategies compared, and the four evaluation axes with their coverage. top_performing_patterns: task type × model ' +
+          'savings, selection savings, the selection strategies compared, and the four evaluation axes with their coverage. top_performing_patterns: task type × model ' +
           `groups of ≥ ${MIN_PATTERN_TASKS} tasks with success ≥ ${TOP_SUCCESS_RATE} and efficiency ≥ ${TOP_EFFICIENCY}. ` +
           `areas_for_improvement: task type × complexity groups (≥ ${MIN_PATTERN_TASKS} tasks) at ≥ ${SLOW_FACTOR}x ` +
           `their baseline time; task types with efficiency < ${EFFICIENCY_TARGET} or success < ${SUCCESS_TARGET}; ` +
@@ -157,6 +166,7 @@ export async function dashboardRoutes(
         ...buildDashboard(current, previous, days),
         window: { from: iso(from), to: iso(to), previous_from: iso(from - length) },
         selection: strategyReport(strategies),
+        selection_savings: selectionSavingsTotal(strategies),
       };
     },
   );

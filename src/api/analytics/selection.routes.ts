@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { SELECTION_STRATEGIES } from '../../domain/agent-selection.js';
 import type { AgentRegistry } from '../../domain/ports.js';
-import { strategyReport } from '../../metrics/selection.js';
+import { savingsReport, strategyReport } from '../../metrics/selection.js';
 import { errorResponses } from '../http/schemas.js';
 
 /**
@@ -23,13 +23,34 @@ export const StrategyFiguresSchema = z.object({
     .number()
     .nullable()
     .describe('simulated_cost_usd / successful runs; null: no success.'),
+  saved_usd: z
+    .number()
+    .describe(
+      'Σ counterfactual savings of its selections: the best-quality candidate’s expected real cost per run − the ' +
+        'chosen one’s (docs/workflows.md#counterfactual-savings).',
+    ),
+  simulated_saved_usd: z.number().describe('The same in simulated money (not money, never added to saved_usd).'),
+});
+
+const SavingsSchema = z.object({
+  task_type: z.string(),
+  strategy: z.enum(SELECTION_STRATEGIES),
+  runs: z.int().describe('Ended runs with a prompt that selected with this strategy (each run once).'),
+  counted: z.int().describe('Their selections with a known saving (a reference and a chosen candidate with history).'),
+  saved_usd: z.number().describe('Σ of those savings in real money.'),
+  simulated_saved_usd: z.number().describe('Σ in simulated money (not money).'),
 });
 
 const SelectionAnalyticsSchema = z.object({
   task_type: z.string().nullable(),
   from: z.string().nullable(),
   to: z.string().nullable(),
-  strategies: z.array(StrategyFiguresSchema).describe('Every strategy, in a fixed order (greedy, thompson).'),
+  strategies: z
+    .array(StrategyFiguresSchema)
+    .describe('Every strategy, in a fixed order (greedy, thompson, cost_aware).'),
+  savings: z
+    .array(SavingsSchema)
+    .describe('Counterfactual savings per task type and strategy, by task type then strategy; only pairs with runs.'),
 });
 
 const SelectionQuerySchema = z.strictObject({
@@ -50,8 +71,9 @@ export async function selectionRoutes(app: FastifyInstance, opts: { deps: { agen
         tags: ['analytics'],
         summary: 'Agent selection strategies compared over a window',
         description:
-          'Per strategy (greedy, thompson), over your ended runs in which a prompt selected its agent: runs, mean ' +
-          'aggregate reward, success rate and cost per successful task (real and simulated money apart).',
+          'Per strategy (greedy, thompson, cost_aware), over your ended runs in which a prompt selected its agent: runs, ' +
+          'mean aggregate reward, success rate, cost per successful task and the savings against the best-quality ' +
+          'candidate (real and simulated money apart); the savings also per task type and strategy.',
         querystring: SelectionQuerySchema,
         response: { 200: SelectionAnalyticsSchema, ...errorResponses(400, 401, 429, 500) },
         responseDescriptions: { 200: 'The figures of each strategy.' },
@@ -59,12 +81,22 @@ export async function selectionRoutes(app: FastifyInstance, opts: { deps: { agen
     },
     async (request) => {
       const { taskType, from, to } = request.query;
-      const sums = await agents.strategySums(request.tenantId, {
+      const filter = {
         ...(taskType === undefined ? {} : { taskType }),
         ...(from === undefined ? {} : { from: Date.parse(from) }),
         ...(to === undefined ? {} : { to: Date.parse(to) }),
-      });
-      return { task_type: taskType ?? null, from: from ?? null, to: to ?? null, strategies: strategyReport(sums) };
+      };
+      const [sums, savings] = await Promise.all([
+        agents.strategySums(request.tenantId, filter),
+        agents.savingsSums(request.tenantId, filter),
+      ]);
+      return {
+        task_type: taskType ?? null,
+        from: from ?? null,
+        to: to ?? null,
+        strategies: strategyReport(sums),
+        savings: savingsReport(savings),
+      };
     },
   );
 }

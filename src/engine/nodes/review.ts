@@ -1,4 +1,4 @@
-import { DEFAULTS, type PromptNode, type ReviewMode, type ReviewNode } from '../../domain/definition.js';
+import { agentNameOf, DEFAULTS, type PromptNode, type ReviewMode, type ReviewNode } from '../../domain/definition.js';
 import { AppError } from '../../domain/errors.js';
 import {
   REVIEWER_ANSWER_JSON_SCHEMA,
@@ -129,12 +129,13 @@ async function askReviewer(
   cacheKeys: string[],
   seat: Seat,
 ): Promise<ReviewerVerdict> {
-  const agent = ctx.view.agent(node.agent);
-  if (!agent) throw new AppError('MISSING_CONTEXT', `agent "${node.agent}" is not defined`);
+  const agentName = agentNameOf(node);
+  const agent = ctx.view.agent(agentName);
+  if (!agent) throw new AppError('MISSING_CONTEXT', `agent "${agentName}" is not defined`);
   const prompt: PromptNode = {
     type: 'prompt',
     name: node.name,
-    agent: node.agent,
+    agent: agentName,
     user: reviewerText(node, seat),
     // The target's output goes in as data through the step-output template: the raw value, never re-rendered.
     data: { output: `{{steps.${node.target}.output}}` },
@@ -162,14 +163,21 @@ async function askReviewer(
     type: 'handoff_span',
     parentId: reviewSpan,
     nodeId: at.record.id,
-    fields: { from_agent: 'orchestrator', to_agent: node.agent, context_passed: { ...context, attempt: at.attempt } },
+    fields: {
+      from_agent: 'orchestrator',
+      to_agent: agentName,
+      context_passed: { ...context, attempt: at.attempt },
+      // Settled at submission (agent-resolution.ts), as for a prompt: the registry version and the selection.
+      ...(node.resolved?.version === undefined ? {} : { agent_version: node.resolved.version }),
+      ...(node.resolved?.selection === undefined ? {} : { selection: node.resolved.selection }),
+    },
   });
   const agentSpan = {
     type: 'agent_span' as const,
     parentId: reviewSpan,
     nodeId: at.record.id,
     fields: {
-      agent_name: node.agent,
+      agent_name: agentName,
       model: prepared.model.id,
       instructions_hash: prepared.request.system === undefined ? null : instructionsHash(prepared.request.system),
     },
@@ -191,7 +199,7 @@ async function askReviewer(
   };
   ctx.journal.emit(at.record.id, {
     type: 'reviewVerdict',
-    payload: { node: node.name, attempt: at.attempt, agent: node.agent, model: prepared.model.id, ...verdict },
+    payload: { node: node.name, attempt: at.attempt, agent: agentName, model: prepared.model.id, ...verdict },
   });
   return verdict;
 }
@@ -239,9 +247,10 @@ function blocked(node: ReviewNode, output: ReviewOutput): AppError {
  * step that completes before the review.
  */
 function checkReview(node: ReviewNode, c: CheckContext): void {
-  const agent = c.agent(node.agent);
-  if (!agent) c.issue(`${c.path}.agent`, `unknown agent "${node.agent}"`);
-  else c.templates(agent.system, `agents.${node.agent}.system`);
+  const name = agentNameOf(node);
+  const agent = c.agent(name);
+  if (!agent) c.issue(`${c.path}.agent`, `unknown agent "${name}"`);
+  else c.templates(agent.system, `agents.${name}.system`);
   const target = c.step(node.target);
   if (target !== 'before') {
     const why =

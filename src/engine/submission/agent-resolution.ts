@@ -1,18 +1,29 @@
-import { type AgentSelection, AUTO_WINDOW_USES, type SelectionStrategy } from '../../domain/agent-selection.js';
-import type { AgentUse, RegisteredAgent } from '../../domain/agents.js';
+import {
+  type AgentSelection,
+  AUTO_WINDOW_USES,
+  COST_AWARE_CONFIDENCE,
+  COST_AWARE_MIN_RUNS,
+  COST_AWARE_TOLERANCE,
+  type ResolvedAgent,
+  type SelectionStrategy,
+} from '../../domain/agent-selection.js';
+import type { AgentRunSums, AgentUse, RegisteredAgent } from '../../domain/agents.js';
 import {
   type AgentConfig,
+  type AgentNode,
   agentNamed,
-  mapPrompts,
-  type PromptNode,
-  somePrompt,
+  mapAgentNodes,
+  roleOfAgentNode,
+  someAgentNode,
   type WorkflowDefinition,
 } from '../../domain/definition.js';
 import { ValidationError } from '../../domain/errors.js';
-import type { AgentRegistry, RandomSource } from '../../domain/ports.js';
+import type { AgentRegistry, ModelCatalog, RandomSource } from '../../domain/ports.js';
 import type { Complexity } from '../../domain/task.js';
 import { type AutoDecision, decideAutoStrategy } from '../../metrics/auto-strategy.js';
+import { type CostAwareSettings, decideCostAware, round8, selectionSavings } from '../../metrics/cost-aware.js';
 import { scoreCandidates } from '../../metrics/selection.js';
+import { tierFor } from '../../routing/allocation.js';
 import type { Issue } from './rules.js';
 
 /**
@@ -28,11 +39,19 @@ import type { Issue } from './rules.js';
  *   registered agent of the role) are scored by past reward on runs of the same task type and
  *   complexity (metrics/selection.ts); `agent` becomes the chosen name and `resolved.selection`
  *   records the strategy and every candidate's score (the prompt's handoff span shows them).
- *   `strategy: "auto"` resolves to greedy or thompson first (metrics/auto-strategy.ts), once per
+ *   `strategy: "auto"` resolves to a strategy first (metrics/auto-strategy.ts), once per
  *   submission: the AgentUse row and `resolved.selection.strategy` hold what it resolved to (so
- *   its outcome counts for that strategy), `resolved.selection.auto` why.
- * Each such prompt yields an AgentUse row, the history later selections score by.
+ *   its outcome counts for that strategy), `resolved.selection.auto` why. `cost_aware`
+ *   (metrics/cost-aware.ts) takes its tolerance and confidence from the prompt, else the tenant's
+ *   default, else the built-in one. Every selection records its counterfactual savings against the
+ *   best-quality candidate (docs/workflows.md#counterfactual-savings) on the row and in `resolved`.
+ * - the same for a review node's reviewer agent (docs/design.md#review-nodes), whose selection is
+ *   among reviewers (role `review`): reviewers are agents like any other.
+ * Each such node yields an AgentUse row, the history later selections score by.
  */
+
+/** Tolerance and confidence a tenant's cost_aware selections default to (COST_AWARE_DEFAULTS). */
+export type CostAwareDefaults = (tenantId: string) => Partial<CostAwareSettings>;
 
 export type PendingAgentUse = Omit<AgentUse, 'workflowId' | 'tenantId' | 'createdAt'>;
 
@@ -53,7 +72,12 @@ export async function resolveAgents(
   definition: WorkflowDefinition,
   /** The workflow's complexity (its routing, settled once for the submission): selection history is per complexity. */
   complexity: Complexity,
-  deps: { agents: AgentRegistry; random: RandomSource },
+  deps: {
+    agents: AgentRegistry;
+    random: RandomSource;
+    models: Pick<ModelCatalog, 'resolve' | 'costUsd' | 'defaultModel'>;
+    costAwareDefaults?: CostAwareDefaults | undefined;
+  },
 ): Promise<AgentResolution> {
   if (!needsResolution(definition)) return { definition, uses: [] };
   const issues: Issue[] = [];
@@ -116,12 +140,12 @@ export async function resolveAgents(
     return pool;
   }
 
-  async function resolvePrompt(
-    node: PromptNode,
+  async function resolveNode<N extends AgentNode>(
+    node: N,
     path: string,
     scope: Readonly<Record<string, AgentConfig>>,
     key: string,
-  ): Promise<PromptNode> {
+  ): Promise<N> {
     if (node.resolved !== undefined) {
       issues.push({ path: `${path}.resolved`, message: 'is set by the service at submission; remove it' });
       return node;
@@ -147,13 +171,29 @@ export async function resolveAgents(
         taskType,
         complexity,
         scores: null,
+        reference: null,
+        savedUsd: null,
+        savedSimulatedUsd: null,
       });
       return { ...node, resolved: { version: found.version } };
     }
     const { select } = agent;
+    const role = roleOfAgentNode(node);
+    if (role !== undefined && select.role !== role) {
+      issues.push({ path: `${path}.agent.select.role`, message: `must be "${role}" for a ${node.type} node` });
+      return node;
+    }
     const pool = await candidatesOf(select, scope, `${path}.agent.select`);
     if (pool.length === 0) return node;
     const requested = select.strategy ?? 'greedy';
+    if ((select.tolerance !== undefined || select.confidence !== undefined) && !takesSettings(requested)) {
+      const field = select.tolerance === undefined ? 'confidence' : 'tolerance';
+      issues.push({
+        path: `${path}.agent.select.${field}`,
+        message: `applies to strategy "cost_aware" (or "auto") only`,
+      });
+      return node;
+    }
     let decision: AutoDecision | undefined;
     let strategy: SelectionStrategy;
     if (requested === 'auto') {
@@ -162,10 +202,15 @@ export async function resolveAgents(
     } else strategy = requested;
     const names = pool.map((c) => c.name);
     const history = await deps.agents.rewardHistory(tenantId, names, taskType, complexity);
-    const { chosen, scores } = scoreCandidates(names, history, strategy, deps.random);
+    const scored =
+      strategy === 'cost_aware'
+        ? scoreCostAware(pool, history, settingsOf(select), select.role)
+        : scoreByReward(pool, history, strategy);
+    const { chosen } = scored;
     const pick = pool.find((c) => c.name === chosen) as Candidate;
     if (pick.version !== null)
       copy({ name: pick.name, version: pick.version, config: pick.config, role: null, createdAt: 0 });
+    const savings = selectionSavings(names, history, chosen);
     uses.push({
       node: key,
       agent: chosen,
@@ -174,15 +219,9 @@ export async function resolveAgents(
       role: select.role,
       taskType,
       complexity,
-      scores: Object.fromEntries(scores.map((s) => [s.name, s.score])),
+      scores: Object.fromEntries(scored.candidates.map((s) => [s.agent, s.score])),
+      ...savings,
     });
-    const candidates = scores.map((s, i) => ({
-      agent: s.name,
-      version: pool[i]?.version ?? null,
-      runs: s.runs,
-      meanReward: s.meanReward,
-      score: s.score,
-    }));
     return {
       ...node,
       agent: chosen,
@@ -192,18 +231,90 @@ export async function resolveAgents(
           role: select.role,
           strategy,
           ...(decision === undefined ? {} : { auto: autoReport(decision) }),
-          candidates,
+          ...(scored.costAware === undefined ? {} : { costAware: scored.costAware }),
+          candidates: scored.candidates,
           taskType,
           complexity,
+          savings,
         },
       },
     };
   }
 
+  type Selection = NonNullable<ResolvedAgent['selection']>;
+  interface Scored {
+    chosen: string;
+    candidates: Selection['candidates'];
+    costAware?: Selection['costAware'];
+  }
+
+  /** What every strategy's candidates show beside their score: successes and expected cost per run. */
+  const record = (c: Candidate, sums: AgentRunSums | undefined) => ({
+    agent: c.name,
+    version: c.version,
+    runs: sums?.runs ?? 0,
+    meanReward: sums && sums.runs > 0 ? round4(sums.rewardSum / sums.runs) : null,
+    successes: sums?.successes ?? 0,
+    expectedCostUsd: sums && sums.runs > 0 ? round8(sums.costUsd / sums.runs) : null,
+    expectedSimulatedCostUsd: sums && sums.runs > 0 ? round8(sums.simulatedCostUsd / sums.runs) : null,
+  });
+
+  function scoreByReward(
+    pool: readonly Candidate[],
+    history: ReadonlyMap<string, AgentRunSums>,
+    strategy: Exclude<SelectionStrategy, 'cost_aware'>,
+  ): Scored {
+    const names = pool.map((c) => c.name);
+    const { chosen, scores } = scoreCandidates(names, history, strategy, deps.random);
+    const candidates = pool.map((c, i) => ({ ...record(c, history.get(c.name)), score: scores[i]?.score ?? 0 }));
+    return { chosen, candidates };
+  }
+
+  function scoreCostAware(
+    pool: readonly Candidate[],
+    history: ReadonlyMap<string, AgentRunSums>,
+    settings: CostAwareSettings,
+    role: AgentSelection['select']['role'],
+  ): Scored {
+    const inputs = pool.map((c) => ({ name: c.name, history: history.get(c.name), listPrice: listPrice(c, role) }));
+    const decision = decideCostAware(inputs, settings, deps.random);
+    const candidates = pool.map((c, i) => {
+      const d = decision.candidates[i];
+      return {
+        ...record(c, history.get(c.name)),
+        score: round4(d?.draw ?? 0),
+        belowLeader: d?.belowLeader == null ? null : round4(d.belowLeader),
+        eligible: d?.eligible ?? false,
+      };
+    });
+    const costAware = { ...settings, minRuns: COST_AWARE_MIN_RUNS, leader: decision.leader, reason: decision.reason };
+    return { chosen: decision.chosen, candidates, costAware };
+  }
+
+  /** USD for a million input and a million output tokens of the model the candidate runs; null: unresolvable. */
+  function listPrice(c: Candidate, role: AgentSelection['select']['role']): number | null {
+    const spec = c.config.model === 'auto' ? tierFor(c.config.role ?? role, complexity) : c.config.model;
+    try {
+      const model = deps.models.resolve(spec ?? deps.models.defaultModel);
+      return deps.models.costUsd(model.id, { inputTokens: 1_000_000, outputTokens: 1_000_000 });
+    } catch {
+      // The definition rules report an unknown model; the warm-up only loses its price order.
+      return null;
+    }
+  }
+
+  function settingsOf(select: AgentSelection['select']): CostAwareSettings {
+    const tenant = deps.costAwareDefaults?.(tenantId) ?? {};
+    return {
+      tolerance: select.tolerance ?? tenant.tolerance ?? COST_AWARE_TOLERANCE,
+      confidence: select.confidence ?? tenant.confidence ?? COST_AWARE_CONFIDENCE,
+    };
+  }
+
   // In tree order, one prompt at a time: the random draws (and so a seeded test) are deterministic.
   const top = { path: 'root', agents: definition.agents, key: '', options: [definition.options] };
-  const root = await mapPrompts(definition.root, top, (node, site) =>
-    resolvePrompt(node, site.path, site.agents, site.key),
+  const root = await mapAgentNodes(definition.root, top, (node, site) =>
+    resolveNode(node, site.path, site.agents, site.key),
   );
   const first = issues[0];
   if (first) {
@@ -213,13 +324,20 @@ export async function resolveAgents(
   return { definition: { ...definition, agents: { ...definition.agents, ...copied }, root }, uses };
 }
 
+const round4 = (value: number): number => Math.round(value * 10_000) / 10_000;
+
+/** Tolerance and confidence are cost_aware's; `auto` may resolve to it. */
+function takesSettings(requested: NonNullable<AgentSelection['select']['strategy']>): boolean {
+  return requested === 'cost_aware' || requested === 'auto';
+}
+
 function autoReport({ reason, minRuns, windowUses, figures }: AutoDecision) {
   return { reason, minRuns, windowUses, figures };
 }
 
-/** Whether any prompt selects, names an agent its scope lacks, or sends `resolved` (no store read otherwise). */
+/** Whether any agent node selects, names an agent its scope lacks, or sends `resolved` (no store read otherwise). */
 function needsResolution(definition: WorkflowDefinition): boolean {
-  return somePrompt(
+  return someAgentNode(
     definition.root,
     definition.agents,
     (node, agents) =>

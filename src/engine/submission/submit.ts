@@ -10,7 +10,7 @@ import type {
 } from '../../domain/ports.js';
 import type { ToolRegistry } from '../../tools/registry.js';
 import { shareIdenticalSchemas } from '../nodes/prompt/response-format.js';
-import { resolveAgents } from './agent-resolution.js';
+import { type CostAwareDefaults, resolveAgents } from './agent-resolution.js';
 import { planWorkflow } from './plan.js';
 import { settlePlanningPatterns } from './planning-patterns.js';
 import { redactDefinition } from './redaction.js';
@@ -21,6 +21,7 @@ import { checkDefinition } from './rules.js';
 export interface SubmissionDeps {
   agents: AgentRegistry;
   random: RandomSource;
+  costAwareDefaults?: CostAwareDefaults | undefined;
   usage: Pick<UsageAnalyticsStore, 'taskModels'>;
   models: ModelCatalog;
   tools: ToolRegistry;

@@ -1,10 +1,11 @@
 import { SELECTION_STRATEGIES } from '../../domain/agent-selection.js';
 import {
-  type AgentRewardSums,
+  type AgentRunSums,
   type AgentUse,
   MAX_AGENTS_PER_TENANT,
   MAX_VERSIONS_PER_AGENT,
   type RegisteredAgent,
+  type SavingsSums,
   type StrategySums,
 } from '../../domain/agents.js';
 import { type AgentConfig, AgentConfigSchema } from '../../domain/definition.js';
@@ -48,7 +49,7 @@ function limitExceeded(path: string, message: string): AppError {
 export function createAgentUseRows(db: Db): { insert(uses: readonly AgentUse[]): void } {
   const insert = db.prepare(
     `INSERT INTO agent_uses (workflow_id, node, tenant_id, agent, version, strategy, role, task_type, complexity,
-       scores, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       scores, reference, saved_usd, saved_simulated_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   return {
     insert(uses) {
@@ -64,6 +65,9 @@ export function createAgentUseRows(db: Db): { insert(uses: readonly AgentUse[]):
           u.taskType,
           u.complexity,
           u.scores === null ? null : JSON.stringify(u.scores),
+          u.reference,
+          u.savedUsd,
+          u.savedSimulatedUsd,
           u.createdAt,
         );
       }
@@ -115,19 +119,24 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
     `DELETE FROM agents WHERE tenant_id = ? AND name = ?
        AND version < (SELECT max(version) FROM agents WHERE tenant_id = ? AND name = ?)`,
   );
-  const history = db.prepare<[string, string, string, string], { agent: string; runs: number; reward_sum: number }>(
-    `SELECT u.agent, count(*) AS runs, sum(r.aggregate_reward) AS reward_sum
+  // Each rewarded run once per agent, with its outcome and cost (the efficiency row is written with the reward).
+  const history = db.prepare<[string, string, string, string], HistoryRow>(
+    `SELECT u.agent, count(*) AS runs, sum(r.aggregate_reward) AS reward_sum, sum(e.outcome = 'success') AS successes,
+            sum(e.cost_usd) AS cost_usd, sum(e.simulated_cost_usd) AS simulated_cost_usd
        FROM (SELECT DISTINCT workflow_id, agent FROM agent_uses
               WHERE tenant_id = ? AND task_type = ? AND complexity = ? AND agent IN (SELECT value FROM json_each(?))) u
        JOIN rewards r ON r.workflow_id = u.workflow_id
+       JOIN efficiency e ON e.workflow_id = u.workflow_id
       GROUP BY u.agent`,
   );
   const strategyQuery = (typed: boolean) =>
     db.prepare<unknown[], StrategyRow>(
       `SELECT u.strategy, count(*) AS runs, count(r.workflow_id) AS rewarded,
               coalesce(sum(r.aggregate_reward), 0) AS reward_sum, sum(e.outcome = 'success') AS successes,
-              sum(e.cost_usd) AS cost_usd, sum(e.simulated_cost_usd) AS simulated_cost_usd
-         FROM (SELECT DISTINCT workflow_id, strategy FROM agent_uses WHERE tenant_id = ? AND strategy IS NOT NULL) u
+              sum(e.cost_usd) AS cost_usd, sum(e.simulated_cost_usd) AS simulated_cost_usd,
+              sum(u.saved_usd) AS saved_usd, sum(u.saved_simulated_usd) AS saved_simulated_usd
+         FROM (SELECT workflow_id, strategy, sum(saved_usd) AS saved_usd, sum(saved_simulated_usd) AS saved_simulated_usd
+                 FROM agent_uses WHERE tenant_id = ? AND strategy IS NOT NULL GROUP BY workflow_id, strategy) u
          JOIN efficiency e ON e.workflow_id = u.workflow_id
          LEFT JOIN rewards r ON r.workflow_id = u.workflow_id
         WHERE e.created_at >= ? AND e.created_at <= ? ${typed ? 'AND e.task_type = ?' : ''}
@@ -138,7 +147,8 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
   const recentStrategy = db.prepare<[string, string, string, number], Omit<StrategyRow, 'strategy'>>(
     `SELECT count(*) AS runs, count(r.workflow_id) AS rewarded,
             coalesce(sum(r.aggregate_reward), 0) AS reward_sum, coalesce(sum(e.outcome = 'success'), 0) AS successes,
-            coalesce(sum(e.cost_usd), 0) AS cost_usd, coalesce(sum(e.simulated_cost_usd), 0) AS simulated_cost_usd
+            coalesce(sum(e.cost_usd), 0) AS cost_usd, coalesce(sum(e.simulated_cost_usd), 0) AS simulated_cost_usd,
+            0 AS saved_usd, 0 AS saved_simulated_usd
        FROM (SELECT DISTINCT workflow_id FROM
               (SELECT workflow_id FROM agent_uses INDEXED BY agent_uses_recent_by_strategy
                 WHERE tenant_id = ? AND task_type = ? AND strategy = ? AND strategy IS NOT NULL
@@ -148,6 +158,18 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
   );
   const strategyAll = strategyQuery(false);
   const strategyOfType = strategyQuery(true);
+  // Savings are per selecting use (additive: each compares expected costs per run), runs per workflow.
+  const savingsQuery = (typed: boolean) =>
+    db.prepare<unknown[], SavingsRow>(
+      `SELECT u.task_type, u.strategy, count(DISTINCT u.workflow_id) AS runs, count(u.saved_usd) AS counted,
+              coalesce(sum(u.saved_usd), 0) AS saved_usd, coalesce(sum(u.saved_simulated_usd), 0) AS saved_simulated_usd
+         FROM agent_uses u JOIN efficiency e ON e.workflow_id = u.workflow_id
+        WHERE u.tenant_id = ? AND u.strategy IS NOT NULL AND e.created_at >= ? AND e.created_at <= ?
+              ${typed ? 'AND e.task_type = ?' : ''}
+        GROUP BY u.task_type, u.strategy ORDER BY u.task_type, u.strategy`,
+    );
+  const savingsAll = savingsQuery(false);
+  const savingsOfType = savingsQuery(true);
 
   /** Inserts the next version of `name` (inside a transaction). */
   function insertNext(tenantId: string, name: string, config: AgentConfig): RegisteredAgent {
@@ -215,9 +237,15 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
     },
 
     async rewardHistory(tenantId, agents, taskType, complexity) {
-      const sums = new Map<string, AgentRewardSums>();
+      const sums = new Map<string, AgentRunSums>();
       for (const row of history.all(tenantId, taskType, complexity, JSON.stringify(agents))) {
-        sums.set(row.agent, { runs: row.runs, rewardSum: row.reward_sum });
+        sums.set(row.agent, {
+          runs: row.runs,
+          rewardSum: row.reward_sum,
+          successes: row.successes,
+          costUsd: row.cost_usd,
+          simulatedCostUsd: row.simulated_cost_usd,
+        });
       }
       return sums;
     },
@@ -231,6 +259,24 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
       return rows.map(toStrategySums);
     },
 
+    async savingsSums(tenantId, filter) {
+      const range = [filter.from ?? 0, filter.to ?? Number.MAX_SAFE_INTEGER];
+      const rows =
+        filter.taskType === undefined
+          ? savingsAll.all(tenantId, ...range)
+          : savingsOfType.all(tenantId, ...range, filter.taskType);
+      return rows.map(
+        (row): SavingsSums => ({
+          taskType: row.task_type,
+          strategy: row.strategy,
+          runs: row.runs,
+          counted: row.counted,
+          savedUsd: row.saved_usd,
+          savedSimulatedUsd: row.saved_simulated_usd,
+        }),
+      );
+    },
+
     async recentStrategySums(tenantId, taskType, perStrategy) {
       return SELECTION_STRATEGIES.flatMap((strategy): StrategySums[] => {
         const row = recentStrategy.get(tenantId, taskType, strategy, perStrategy);
@@ -241,6 +287,24 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
   };
 }
 
+interface HistoryRow {
+  agent: string;
+  runs: number;
+  reward_sum: number;
+  successes: number;
+  cost_usd: number;
+  simulated_cost_usd: number;
+}
+
+interface SavingsRow {
+  task_type: string;
+  strategy: SavingsSums['strategy'];
+  runs: number;
+  counted: number;
+  saved_usd: number;
+  saved_simulated_usd: number;
+}
+
 interface StrategyRow {
   strategy: StrategySums['strategy'];
   runs: number;
@@ -249,6 +313,8 @@ interface StrategyRow {
   successes: number;
   cost_usd: number;
   simulated_cost_usd: number;
+  saved_usd: number | null;
+  saved_simulated_usd: number | null;
 }
 
 function toStrategySums(row: StrategyRow): StrategySums {
@@ -260,5 +326,7 @@ function toStrategySums(row: StrategyRow): StrategySums {
     successes: row.successes,
     costUsd: row.cost_usd,
     simulatedCostUsd: row.simulated_cost_usd,
+    savedUsd: row.saved_usd ?? 0,
+    savedSimulatedUsd: row.saved_simulated_usd ?? 0,
   };
 }

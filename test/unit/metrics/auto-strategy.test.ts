@@ -10,6 +10,8 @@ const sums = (strategy: 'greedy' | 'thompson', rewarded: number, rewardSum: numb
   successes,
   costUsd: 0,
   simulatedCostUsd: 0,
+  savedUsd: 0,
+  savedSimulatedUsd: 0,
 });
 
 describe('strategy auto', () => {
@@ -19,6 +21,7 @@ describe('strategy auto', () => {
     expect(d.figures.map((f) => [f.strategy, f.runs, f.meanAggregateReward])).toEqual([
       ['greedy', 0, null],
       ['thompson', 0, null],
+      ['cost_aware', 0, null],
     ]);
   });
 
@@ -31,19 +34,17 @@ describe('strategy auto', () => {
     });
   });
 
-  it('both above the minimum: higher mean, then success rate, then thompson', () => {
-    expect(decideAutoStrategy([sums('greedy', 10, 8), sums('thompson', 20, 10)])).toMatchObject({
-      strategy: 'greedy',
-      reason: 'higher_mean_reward',
-    });
-    expect(decideAutoStrategy([sums('greedy', 10, 2), sums('thompson', 20, 10)]).strategy).toBe('thompson');
-    expect(decideAutoStrategy([sums('greedy', 10, 5, 3), sums('thompson', 20, 10, 8)])).toMatchObject({
-      strategy: 'thompson',
-      reason: 'higher_success_rate',
-    });
-    expect(decideAutoStrategy([sums('greedy', 10, 5, 5), sums('thompson', 20, 10, 10)])).toMatchObject({
-      strategy: 'thompson',
-      reason: 'tie',
-    });
+  it('both reward strategies at the minimum: cost_aware, whatever their rewards', () => {
+    for (const [g, t] of [
+      [8, 10],
+      [2, 10],
+      [-10, -20],
+    ] as const) {
+      expect(decideAutoStrategy([sums('greedy', 10, g), sums('thompson', 20, t)])).toMatchObject({
+        strategy: 'cost_aware',
+        reason: 'enough_history',
+      });
+    }
+    expect(decideAutoStrategy([sums('greedy', 10, 1), sums('thompson', 9, 1)]).reason).toBe('insufficient_history');
   });
 });

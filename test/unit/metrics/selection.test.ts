@@ -32,7 +32,17 @@ describe('selection policy', () => {
 
   it('reports every strategy, with nulls where nothing ran or succeeded', () => {
     const report = strategyReport([
-      { strategy: 'thompson', runs: 4, rewarded: 4, rewardSum: 2, successes: 2, costUsd: 0.5, simulatedCostUsd: 1 },
+      {
+        strategy: 'thompson',
+        runs: 4,
+        rewarded: 4,
+        rewardSum: 2,
+        successes: 2,
+        costUsd: 0.5,
+        simulatedCostUsd: 1,
+        savedUsd: 0.25,
+        savedSimulatedUsd: 0,
+      },
     ]);
     expect(report).toEqual([
       {
@@ -44,6 +54,8 @@ describe('selection policy', () => {
         simulated_cost_usd: 0,
         cost_per_success_usd: null,
         simulated_cost_per_success_usd: null,
+        saved_usd: 0,
+        simulated_saved_usd: 0,
       },
       {
         strategy: 'thompson',
@@ -54,6 +66,20 @@ describe('selection policy', () => {
         simulated_cost_usd: 1,
         cost_per_success_usd: 0.25,
         simulated_cost_per_success_usd: 0.5,
+        saved_usd: 0.25,
+        simulated_saved_usd: 0,
+      },
+      {
+        strategy: 'cost_aware',
+        runs: 0,
+        mean_aggregate_reward: null,
+        success_rate: null,
+        cost_usd: 0,
+        simulated_cost_usd: 0,
+        cost_per_success_usd: null,
+        simulated_cost_per_success_usd: null,
+        saved_usd: 0,
+        simulated_saved_usd: 0,
       },
     ]);
   });

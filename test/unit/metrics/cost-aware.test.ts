@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import type { AgentRunSums } from '../../../src/domain/agents.js';
+import { betaCdf } from '../../../src/metrics/beta.js';
+import {
+  type CostAwareInput,
+  decideCostAware,
+  qualityReference,
+  selectionSavings,
+} from '../../../src/metrics/cost-aware.js';
+import { seededRandom } from '../../../src/metrics/selection.js';
+
+const sums = (runs: number, successes: number, costUsd: number, simulatedCostUsd = 0): AgentRunSums => ({
+  runs,
+  successes,
+  rewardSum: 0,
+  costUsd,
+  simulatedCostUsd,
+});
+const SETTINGS = { tolerance: 0.03, confidence: 0.9 };
+const input = (name: string, history: AgentRunSums | undefined, listPrice: number | null = 1): CostAwareInput => ({
+  name,
+  history,
+  listPrice,
+});
+
+describe('Beta CDF', () => {
+  it('matches closed forms and a tabulated value', () => {
+    expect(betaCdf(0.5, 2, 3)).toBeCloseTo(0.6875, 12);
+    expect(betaCdf(0.3, 1, 5)).toBeCloseTo(1 - 0.7 ** 5, 12);
+    expect(betaCdf(0.9, 4, 1)).toBeCloseTo(0.9 ** 4, 12);
+    expect(betaCdf(0.5, 100, 100)).toBeCloseTo(0.5, 10);
+    expect(betaCdf(0.37, 7.5, 2.25)).toBeCloseTo(1 - betaCdf(0.63, 2.25, 7.5), 12);
+    expect([betaCdf(-1, 2, 2), betaCdf(0, 2, 2), betaCdf(1, 2, 2), betaCdf(2, 2, 2)]).toEqual([0, 0, 1, 1]);
+  });
+});
+
+describe('cost_aware', () => {
+  it('warm-up: the candidate with the fewest runs, then the lower list price, then the earlier', () => {
+    const random = seededRandom(1);
+    const decide = (inputs: CostAwareInput[]) => decideCostAware(inputs, SETTINGS, random);
+    expect(decide([input('top', undefined, 90), input('cheap', undefined, 1.5)])).toMatchObject({
+      chosen: 'cheap',
+      reason: 'warm_up',
+    });
+    expect(decide([input('top', sums(2, 2, 0.2), 90), input('cheap', sums(3, 0, 0.01), 1.5)]).chosen).toBe('top');
+    expect(decide([input('a', undefined, null), input('b', undefined, null)]).chosen).toBe('a');
+    expect(decide([input('a', undefined, null), input('b', undefined, 5)]).chosen).toBe('b');
+  });
+
+  it('a cheaper candidate within tolerance of the leader wins; a far worse one is ruled out', () => {
+    const random = seededRandom(2);
+    const good = { cheap: 0, top: 0 };
+    const bad = { cheap: 0, top: 0 };
+    for (let i = 0; i < 200; i++) {
+      // Cheap 48 of 50 vs top 49 of 50: indistinguishable within 3 points.
+      const a = decideCostAware(
+        [input('top', sums(50, 49, 3.3)), input('cheap', sums(50, 48, 0.06))],
+        SETTINGS,
+        random,
+      );
+      good[a.chosen as 'cheap' | 'top']++;
+      // Cheap 10 of 50 vs top 47 of 50: far worse.
+      const b = decideCostAware(
+        [input('top', sums(50, 47, 3.3)), input('cheap', sums(50, 10, 0.06))],
+        SETTINGS,
+        random,
+      );
+      bad[b.chosen as 'cheap' | 'top']++;
+    }
+    expect(good.cheap).toBeGreaterThan(190);
+    expect(bad.top).toBe(200);
+  });
+
+  it('reports every candidate’s posterior, draw, expected costs and eligibility; the leader is never ruled out', () => {
+    const d = decideCostAware(
+      [input('top', sums(20, 19, 1.0, 0.5)), input('cheap', sums(20, 2, 0.02, 0.01))],
+      SETTINGS,
+      seededRandom(3),
+    );
+    expect(d).toMatchObject({ chosen: 'top', leader: 'top', reason: 'leader_cheapest' });
+    const [top, cheap] = d.candidates;
+    expect(top).toMatchObject({ name: 'top', runs: 20, successes: 19, alpha: 20, beta: 2, belowLeader: null });
+    expect(top?.eligible).toBe(true);
+    expect(top?.expectedCostUsd).toBeCloseTo(0.05, 12);
+    expect(top?.expectedSimulatedCostUsd).toBeCloseTo(0.025, 12);
+    expect(cheap).toMatchObject({ alpha: 3, beta: 19, eligible: false });
+    expect(cheap?.belowLeader).toBeCloseTo(betaCdf((top?.draw ?? 0) - 0.03, 3, 19), 12);
+    expect(cheap?.belowLeader).toBeGreaterThan(0.9);
+  });
+
+  it('ranks by real money first, simulated money only between equal real costs', () => {
+    const d = decideCostAware(
+      [input('a', sums(10, 10, 0, 0.5)), input('b', sums(10, 10, 0, 0.1)), input('c', sums(10, 10, 0.001, 0))],
+      { tolerance: 0.5, confidence: 0.999 },
+      seededRandom(4),
+    );
+    expect(d.chosen).toBe('b');
+  });
+
+  it('a wider tolerance or a higher confidence keeps the cheap candidate longer', () => {
+    const rate = (settings: typeof SETTINGS) => {
+      const random = seededRandom(5);
+      let cheap = 0;
+      for (let i = 0; i < 400; i++) {
+        const inputs = [input('top', sums(30, 29, 3)), input('cheap', sums(30, 25, 0.05))];
+        if (decideCostAware(inputs, settings, random).chosen === 'cheap') cheap++;
+      }
+      return cheap;
+    };
+    const base = rate(SETTINGS);
+    expect(rate({ tolerance: 0.1, confidence: 0.9 })).toBeGreaterThan(base);
+    expect(rate({ tolerance: 0.03, confidence: 0.99 })).toBeGreaterThan(base);
+  });
+});
+
+describe('counterfactual savings', () => {
+  it('the reference is the best observed success rate among candidates with ≥ 3 runs', () => {
+    const history = new Map([
+      ['cheap', sums(20, 19, 0.1)],
+      ['top', sums(4, 4, 0.5)],
+      ['new', sums(2, 2, 0)],
+    ]);
+    expect(qualityReference(['cheap', 'top', 'new'], history)).toEqual({
+      name: 'top',
+      successRate: 1,
+      expectedCostUsd: 0.125,
+      expectedSimulatedCostUsd: 0,
+    });
+    // Equal rates: more runs wins.
+    const tie = new Map([
+      ['a', sums(4, 4, 0)],
+      ['b', sums(8, 8, 0)],
+    ]);
+    expect(qualityReference(['a', 'b'], tie)?.name).toBe('b');
+    expect(qualityReference(['new'], history)).toBeNull();
+  });
+
+  it('saved: the reference’s expected cost per run minus the chosen one’s; 0 when chosen; null when unknown', () => {
+    const history = new Map([
+      ['cheap', sums(20, 19, 0.1, 0.2)],
+      ['top', sums(4, 4, 0.4, 0)],
+    ]);
+    expect(selectionSavings(['cheap', 'top'], history, 'cheap')).toEqual({
+      reference: 'top',
+      savedUsd: 0.095,
+      savedSimulatedUsd: -0.01,
+    });
+    expect(selectionSavings(['cheap', 'top'], history, 'top')).toEqual({
+      reference: 'top',
+      savedUsd: 0,
+      savedSimulatedUsd: 0,
+    });
+    expect(selectionSavings(['cheap', 'top', 'new'], history, 'new')).toEqual({
+      reference: 'top',
+      savedUsd: null,
+      savedSimulatedUsd: null,
+    });
+    expect(selectionSavings(['x'], new Map(), 'x')).toEqual({
+      reference: null,
+      savedUsd: null,
+      savedSimulatedUsd: null,
+    });
+  });
+});
