@@ -1,6 +1,7 @@
 /**
- * A small, strict parser and validator of the Prometheus text exposition format 0.0.4, for tests
- * where `promtool check metrics` is not installed. It throws on the first problem, naming the line.
+ * A small, strict parser and validator of the Prometheus text exposition format 0.0.4: it reads the
+ * families the metrics tests assert on, and checks the format beside `promtool check metrics`
+ * (test/support/promtool.ts). It throws on the first problem, naming the line.
  *
  * Checked: HELP/TYPE syntax and escapes, at most one of each per family, TYPE before the family's
  * first sample, families contiguous, metric and label name syntax, reserved `__` labels, label value

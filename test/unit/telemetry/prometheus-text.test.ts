@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PrometheusTextError, parsePrometheusText } from '../../support/prometheus-text.js';
 
-/** The validator used when promtool is absent must itself reject what promtool rejects. */
+/** The strict validator the metrics tests use beside promtool must itself reject what promtool rejects. */
 const VALID = [
   '# HELP a_total Things done, with a \\\\ backslash and a \\n newline.',
   '# TYPE a_total counter',
