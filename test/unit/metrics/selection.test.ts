@@ -1,6 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { sampleBeta, scoreCandidates, seededRandom, strategyReport } from '../../../src/metrics/selection.js';
 
+/** A strategy's report row with no selecting run in the window. */
+const noRuns = (strategy: string) => ({
+  strategy,
+  runs: 0,
+  mean_aggregate_reward: null,
+  success_rate: null,
+  cost_usd: 0,
+  simulated_cost_usd: 0,
+  cost_per_success_usd: null,
+  simulated_cost_per_success_usd: null,
+  saved_usd: 0,
+  simulated_saved_usd: 0,
+});
+
 describe('selection policy', () => {
   it('greedy: the mean aggregate reward, 0.5 without history; ties go to the earlier candidate', () => {
     const history = new Map([
@@ -45,18 +59,7 @@ describe('selection policy', () => {
       },
     ]);
     expect(report).toEqual([
-      {
-        strategy: 'greedy',
-        runs: 0,
-        mean_aggregate_reward: null,
-        success_rate: null,
-        cost_usd: 0,
-        simulated_cost_usd: 0,
-        cost_per_success_usd: null,
-        simulated_cost_per_success_usd: null,
-        saved_usd: 0,
-        simulated_saved_usd: 0,
-      },
+      noRuns('greedy'),
       {
         strategy: 'thompson',
         runs: 4,
@@ -69,18 +72,7 @@ describe('selection policy', () => {
         saved_usd: 0.25,
         simulated_saved_usd: 0,
       },
-      {
-        strategy: 'cost_aware',
-        runs: 0,
-        mean_aggregate_reward: null,
-        success_rate: null,
-        cost_usd: 0,
-        simulated_cost_usd: 0,
-        cost_per_success_usd: null,
-        simulated_cost_per_success_usd: null,
-        saved_usd: 0,
-        simulated_saved_usd: 0,
-      },
+      noRuns('cost_aware'),
     ]);
   });
 });
