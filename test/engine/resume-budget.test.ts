@@ -11,7 +11,8 @@ import { createGate } from '../support/scripted-model.js';
  * the provider requests its earlier execution sent, the one cut off in flight by the stop included,
  * count against its own `maxLlmCalls`, so a workflow stopped one request short of its cap is allowed
  * that one request after the restart, not a fresh budget. The workflow is a declared child with a
- * cap of its own (3) under a root that allows 200, so the tree's budget cannot be what refuses.
+ * cap of its own (3) under a root that allows 200, so the tree's budget cannot be what refuses;
+ * and a tree keeps the root's budget its children spent from, counted durably before each request.
  */
 
 const CHILD_CAP = 3;
@@ -50,6 +51,22 @@ async function open(databasePath: string, startAt?: number): Promise<EngineHarne
   opened.push(h);
   return h;
 }
+
+/** A root whose declared child spends from the root's budget (3) before the root's own prompts. */
+const tree = {
+  name: 'tree-near-cap',
+  agents: { a: { model: 'script/sonnet' } },
+  root: {
+    type: 'sequence',
+    name: 'main',
+    steps: [
+      { type: 'workflow', name: 'kid', definition: { name: 'kid', root: kidStep('k0') } },
+      { type: 'prompt', name: 'p1', agent: 'a', user: 'root p1' },
+      { type: 'prompt', name: 'p2', agent: 'a', user: 'root p2' },
+    ],
+  },
+  options: { cache: false, limits: { maxLlmCalls: 3 } },
+};
 
 describe('a resumed run keeps its request budget', () => {
   it('a child stopped after 2 of its 3 requests sends only one more after the restart', async () => {
@@ -91,5 +108,35 @@ describe('a resumed run keeps its request budget', () => {
       ['k1', 1, 'SHUTTING_DOWN'],
       ['k1', 1, undefined],
     ]);
+  });
+
+  it("a tree stopped after 2 of its root's 3 requests sends only one more after the restart", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-resume-budget-'));
+    dirs.push(dir);
+    const databasePath = join(dir, 'baton.db');
+
+    // The child's k0 is answered; the root's p1 is sent and held until the stop.
+    const first = await open(databasePath);
+    const held = createGate();
+    first.model.enqueue(
+      { text: 'k0 done', when: asks('k0'), label: 'k0' },
+      { text: 'never delivered', until: held.promise, label: 'p1 held' },
+    );
+    const rootId = await first.submit(tree);
+    await advanceUntil(first.clock, () => first.model.inFlight.length === 1);
+    expect(first.model.calls.map((call) => call.request.messages[0]?.content)).toEqual(['kid k0', 'root p1']);
+    const stoppedAt = first.clock.now();
+    await first.close();
+    opened.splice(opened.indexOf(first), 1);
+
+    // The root itself has sent 1 (p1, cut off), so only the tree's count — the child's k0
+    // included — leaves room for just p1 again.
+    const second = await open(databasePath, stoppedAt);
+    second.model.enqueue({ text: 'p1 done', label: 'p1 again' });
+    const { workflow: root } = await second.runUntilEnd(rootId);
+    expect(second.model.calls.map((call) => call.request.messages[0]?.content)).toEqual(['root p1']);
+    expect(root.status).toBe('failed');
+    expect(root.error).toMatchObject({ code: 'LLM_CALL_LIMIT_EXCEEDED' });
+    expect(root.error?.message).toContain("the 3 provider requests its root's options.limits.maxLlmCalls allows");
   });
 });
