@@ -1,7 +1,8 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLeaseBook, type Lease, type LeaseBook } from '../../../src/store/postgres/leases.js';
 import { migratePostgres } from '../../../src/store/postgres/migrate.js';
+import { openPostgresPool } from '../../../src/store/postgres/pool.js';
 import { freshPostgresDatabase } from '../../support/postgres-database.js';
 
 /**
@@ -21,7 +22,7 @@ afterAll(async () => {
 let pool: pg.Pool;
 beforeEach(async () => {
   const db = await freshPostgresDatabase();
-  const opened = new pg.Pool({ connectionString: db.url, max: 8 });
+  const opened = openPostgresPool({ connectionString: db.url, max: 8 });
   cleanups.push(db.drop, () => opened.end());
   pool = opened;
   await migratePostgres(pool);

@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migratePostgres, postgresMigrations } from '../../../src/store/postgres/migrate.js';
+import { openPostgresPool } from '../../../src/store/postgres/pool.js';
 import { openDatabase } from '../../../src/store/sqlite/db.js';
 import { freshPostgresDatabase } from '../../support/postgres-database.js';
 
@@ -22,7 +23,7 @@ afterAll(async () => {
 
 async function freshPool(): Promise<pg.Pool> {
   const db = await freshPostgresDatabase();
-  const pool = new pg.Pool({ connectionString: db.url, max: 4 });
+  const pool = openPostgresPool({ connectionString: db.url, max: 4 });
   cleanups.push(db.drop, () => pool.end());
   return pool;
 }
@@ -49,7 +50,7 @@ describe('PostgreSQL migrations', () => {
   it('are applied once when three instances boot together', async () => {
     const db = await freshPostgresDatabase();
     cleanups.push(db.drop);
-    const pools = Array.from({ length: 3 }, () => new pg.Pool({ connectionString: db.url, max: 2 }));
+    const pools = Array.from({ length: 3 }, () => openPostgresPool({ connectionString: db.url, max: 2 }));
     cleanups.push(() => Promise.all(pools.map((p) => p.end())).then(() => {}));
     const results = await Promise.all(pools.map((p) => migratePostgres(p)));
     const applied = results.flat().sort((a, b) => a - b);

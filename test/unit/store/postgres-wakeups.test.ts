@@ -1,5 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgresPool } from '../../../src/store/postgres/pool.js';
 import { createWakeups, type Wakeups } from '../../../src/store/postgres/wakeups.js';
 import { freshPostgresDatabase } from '../../support/postgres-database.js';
 
@@ -19,7 +20,7 @@ let pool: pg.Pool;
 beforeAll(async () => {
   const db = await freshPostgresDatabase();
   url = db.url;
-  const opened = new pg.Pool({ connectionString: url, max: 4 });
+  const opened = openPostgresPool({ connectionString: url, max: 4 });
   pool = opened;
   cleanups.push(db.drop, () => opened.end());
 });
@@ -73,7 +74,7 @@ describe('PostgreSQL wake-ups', () => {
   it('listen again after the connection is killed, and say so', async () => {
     // A database of its own: the kill below must reach this listener's backend and no other.
     const db = await freshPostgresDatabase();
-    const own = { url: db.url, pool: new pg.Pool({ connectionString: db.url, max: 2 }) };
+    const own = { url: db.url, pool: openPostgresPool({ connectionString: db.url, max: 2 }) };
     cleanups.push(db.drop, () => own.pool.end());
     let reconnected!: () => void;
     const back = new Promise<void>((r) => {
