@@ -12,9 +12,9 @@ import { type AgentConfig, AgentConfigSchema } from '../../domain/definition.js'
 import { AppError } from '../../domain/errors.js';
 import type { AgentRole } from '../../domain/names.js';
 import type { AgentRegistry, Page } from '../../domain/ports.js';
+import { decodeKeyset, encodeKeyset } from '../keyset.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
-import { decodeKeyset, encodeKeyset } from './keyset.js';
 
 /** The agent registry and the agent-use history (migrations/sqlite/0013_agents.sql; retiring: see `retire`). */
 

@@ -1,6 +1,6 @@
 import type { Checkpoint } from '../../domain/records.js';
+import { WORKFLOW_READ_COLUMNS, type WorkflowRow } from '../workflow-rows.js';
 import type { Db } from './db.js';
-import { WORKFLOW_READ_COLUMNS, type WorkflowRow } from './workflow-rows.js';
 
 /**
  * The conditional update that settles a human checkpoint (docs/workflows.md#complexity-routing-and-human-checkpoints): it changes the row only while the workflow is idle, not cancelled and still

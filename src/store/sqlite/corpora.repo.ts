@@ -15,6 +15,7 @@ import {
 import { AppError, NotFoundError, ValidationError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import type { CorpusStore } from '../../domain/ports.js';
+import { decodeKeyset, encodeKeyset } from '../keyset.js';
 import { createBatchLoop } from './batch-loop.js';
 import { compressLegacyChunks, packChunk } from './chunk-text.js';
 import {
@@ -27,7 +28,6 @@ import {
 import type { Db } from './db.js';
 import { queryTerms } from './fts-query.js';
 import type { GroupCommitter } from './group-commit.js';
-import { decodeKeyset, encodeKeyset } from './keyset.js';
 import { createSearchRunner } from './search-runner.js';
 
 /**

@@ -1,15 +1,14 @@
-import { z } from 'zod';
-import { ErrorInfoSchema, NotFoundError } from '../../domain/errors.js';
-import { EventBodySchema, payloadJson, type WorkflowEvent } from '../../domain/events.js';
+import type { WorkflowEvent } from '../../domain/events.js';
 import type { ChangeSet } from '../../domain/ports.js';
+import type { GenerationUsage, SpanRecord } from '../../domain/spans.js';
 import {
-  type GenerationUsage,
-  SPAN_FIELD_SCHEMAS,
-  type SpanRecord,
-  SpanStatusSchema,
-  SpanTypeSchema,
-  type SpanWrite,
-} from '../../domain/spans.js';
+  checkAppendPoint,
+  draftJournalRows,
+  finishSpans,
+  foldEvents,
+  foldSpans,
+  type JournalRow,
+} from '../journal-codec.js';
 import type { Db } from './db.js';
 
 /**
@@ -19,56 +18,9 @@ import type { Db } from './db.js';
  * B-tree — instead of ~12 statements spread over the events, spans and index B-trees of as many
  * workflows as are in flight, which is what a commit used to dirty (docs/design.md#storage, bench/write-pattern).
  *
- * Reads fold a workflow's rows in `seq` order: events are concatenated, spans are inserted then
- * closed. The `events` and `spans` views (same migration) show the same fold to SQL, for people and
+ * Reads fold a workflow's rows in `seq` order (the row format: src/store/journal-codec.ts). The `events` and `spans` views (same migration) show the same fold to SQL, for people and
  * tests; the service itself never queries them.
  */
-
-interface JournalRow {
-  workflow_id: string;
-  tenant_id: string;
-  events: string | null;
-  spans: string | null;
-}
-
-/**
- * Journal entries are positional arrays, not objects: a step writes several of them, and keys
- * would be a third of the bytes. The zod tuples below are the one description of each position.
- *   event:       [seq, nodeId, at, type, payload]
- *   span insert: [spanId, nodeId, parentId, type, startedAt, endedAt, status, error, fields]
- *   span end:    [spanId, endedAt, status, error, fields]   (fields may be null: nothing replaced)
- */
-const StoredEventSchema = z.tuple([z.number().int(), z.string().nullable(), z.number(), z.string(), z.unknown()]);
-
-const StoredErrorSchema = ErrorInfoSchema.nullable();
-const StoredFieldsSchema = z.record(z.string(), z.unknown());
-const StoredSpanSchema = z.union([
-  z.tuple([
-    z.string(),
-    z.string().nullable(),
-    z.string().nullable(),
-    SpanTypeSchema,
-    z.number(),
-    z.number().nullable(),
-    SpanStatusSchema.nullable(),
-    StoredErrorSchema,
-    StoredFieldsSchema,
-  ]),
-  z.tuple([z.string(), z.number(), SpanStatusSchema, StoredErrorSchema, StoredFieldsSchema.nullable()]),
-]);
-
-const StoredEventsSchema = z.array(StoredEventSchema);
-const StoredSpansSchema = z.array(StoredSpanSchema);
-
-/** One journal row's worth: a workflow's part of a change set, already serialised. */
-interface RowDraft {
-  tenantId: string;
-  firstEvent: number | null;
-  lastEvent: number | null;
-  events: string[];
-  spans: string[];
-  usage?: GenerationUsage;
-}
 
 /** last_event grows with seq: the newest row that has events holds the workflow's last seq. */
 const LAST_EVENT =
@@ -119,65 +71,20 @@ export function createJournalRepo(db: Db): JournalRepo {
        WHERE j.workflow_id = ? AND j.events IS NOT NULL AND e.value ->> '$[3]' = 'agentPromptEnd'`,
     )
     .pluck();
-  /** Events of an unknown workflow, or not after the ones stored, fail the change set (engine bugs). */
-  function checkAppend(workflowId: string, draft: RowDraft): void {
-    const point = selectAppendPoint.get(workflowId, workflowId);
-    if (point?.known !== 1) throw new NotFoundError(`workflow ${workflowId}`);
-    if (point.last !== null && (draft.firstEvent ?? 0) <= point.last) {
-      throw new Error(`workflow ${workflowId}: event seq ${draft.firstEvent} is not after the stored ${point.last}`);
-    }
-  }
-
-  function draftFor(drafts: Map<string, RowDraft>, workflowId: string, tenantId: string): RowDraft {
-    let draft = drafts.get(workflowId);
-    if (draft === undefined) {
-      draft = { tenantId, firstEvent: null, lastEvent: null, events: [], spans: [] };
-      drafts.set(workflowId, draft);
-    }
-    return draft;
-  }
-
   return {
-    apply({ events, spans, usage }) {
-      if (!events?.length && !spans?.length) return;
-      // Nearly always one workflow: a change set is one run's commit.
-      const drafts = new Map<string, RowDraft>();
-      if (events) {
-        for (const e of events) {
-          const draft = draftFor(drafts, e.workflowId, e.tenantId);
-          // A run numbers its events 1, 2, 3…: out of order within a commit is an engine bug.
-          if (draft.lastEvent !== null && e.seq <= draft.lastEvent) {
-            throw new Error(`workflow ${e.workflowId}: event seq ${e.seq} after ${draft.lastEvent}`);
-          }
-          draft.firstEvent ??= e.seq;
-          draft.events.push(
-            `[${e.seq},${e.nodeId === null ? 'null' : JSON.stringify(e.nodeId)},${e.at},${JSON.stringify(e.type)},${payloadJson(e)}]`,
-          );
-          draft.lastEvent = e.seq;
+    apply(changes) {
+      for (const d of draftJournalRows(changes)) {
+        if (d.lastEvent !== null) {
+          const point = selectAppendPoint.get(d.workflowId, d.workflowId);
+          checkAppendPoint(d, point?.known === 1, point?.last ?? null);
         }
-      }
-      if (spans) {
-        for (const write of spans) {
-          draftFor(drafts, writeWorkflow(write), writeTenant(write)).spans.push(encodeSpan(write));
-        }
-      }
-      // Usage rides on its workflow's row: it only changes with a span write of that workflow.
-      if (usage) {
-        for (const u of usage) {
-          const draft = drafts.get(u.workflowId);
-          if (draft === undefined) throw new Error(`workflow ${u.workflowId}: usage without a span write`);
-          draft.usage = u;
-        }
-      }
-      for (const [workflowId, d] of drafts) {
-        if (d.lastEvent !== null) checkAppend(workflowId, d);
         const u = d.usage;
         insert.run(
-          workflowId,
+          d.workflowId,
           d.tenantId,
           d.lastEvent,
-          d.events.length === 0 ? null : `[${d.events.join(',')}]`,
-          d.spans.length === 0 ? null : `[${d.spans.join(',')}]`,
+          d.events,
+          d.spans,
           u?.calls ?? 0,
           u?.tokensIn ?? 0,
           u?.tokensOut ?? 0,
@@ -190,18 +97,7 @@ export function createJournalRepo(db: Db): JournalRepo {
     events(workflowId, after, limit) {
       const out: WorkflowEvent[] = [];
       for (const row of selectEventRows.iterate(workflowId, after)) {
-        for (const [seq, nodeId, at, type, payload] of StoredEventsSchema.parse(JSON.parse(row.events as string))) {
-          if (seq <= after) continue;
-          out.push({
-            workflowId: row.workflow_id,
-            tenantId: row.tenant_id,
-            seq,
-            nodeId,
-            at,
-            ...EventBodySchema.parse({ type, payload }),
-          });
-          if (out.length >= limit) return out;
-        }
+        if (foldEvents(row, after, limit, out)) break;
       }
       return out;
     },
@@ -217,41 +113,9 @@ export function createJournalRepo(db: Db): JournalRepo {
     spans(workflows) {
       const byId = new Map<string, SpanRecord>();
       for (const { id, traceId } of workflows) {
-        for (const row of selectSpanRows.iterate(id)) {
-          for (const stored of StoredSpansSchema.parse(JSON.parse(row.spans as string))) {
-            if (stored.length === 5) {
-              const [spanId, endedAt, status, error, fields] = stored;
-              const span = byId.get(spanId);
-              // An end only closes an open span: a second end (or one of an unknown span) changes nothing.
-              if (span === undefined || span.status !== null) continue;
-              span.endedAt = endedAt;
-              span.status = status;
-              span.error = error;
-              if (fields) span.fields = { ...span.fields, ...fields } as SpanRecord['fields'];
-              continue;
-            }
-            const [spanId, nodeId, parentId, type, startedAt, endedAt, status, error, fields] = stored;
-            byId.set(spanId, {
-              spanId,
-              traceId,
-              workflowId: row.workflow_id,
-              tenantId: row.tenant_id,
-              nodeId,
-              parentId,
-              type,
-              startedAt,
-              endedAt,
-              status,
-              error,
-              fields: fields as SpanRecord['fields'],
-            });
-          }
-        }
+        for (const row of selectSpanRows.iterate(id)) foldSpans(row, traceId, byId);
       }
-      const spans = [...byId.values()].sort((a, b) => (a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0));
-      // Fields go through their type's schema once, after the ends merged into them.
-      for (const span of spans) span.fields = SPAN_FIELD_SCHEMAS[span.type].parse(span.fields) as SpanRecord['fields'];
-      return spans;
+      return finishSpans(byId);
     },
 
     usage(workflowIds) {
@@ -263,41 +127,4 @@ export function createJournalRepo(db: Db): JournalRepo {
       return out;
     },
   };
-}
-
-function writeWorkflow(write: SpanWrite): string {
-  return write.op === 'insert' ? write.span.workflowId : write.workflowId;
-}
-
-function writeTenant(write: SpanWrite): string {
-  return write.op === 'insert' ? write.span.tenantId : write.tenantId;
-}
-
-/** The error column keeps `{code, message}` only, as it always has. */
-function storedError(
-  error: { code: string; message: string } | null | undefined,
-): { code: string; message: string } | null {
-  return error == null ? null : { code: error.code, message: error.message };
-}
-
-function encodeSpan(write: SpanWrite): string {
-  if (write.op === 'insert') {
-    const s = write.span;
-    // A span is open (no end, no status) or closed (both): anything else is an engine bug.
-    if ((s.endedAt === null) !== (s.status === null)) {
-      throw new Error(`span ${s.spanId}: endedAt ${s.endedAt} with status ${s.status}`);
-    }
-    return JSON.stringify([
-      s.spanId,
-      s.nodeId,
-      s.parentId,
-      s.type,
-      s.startedAt,
-      s.endedAt,
-      s.status,
-      storedError(s.error),
-      s.fields,
-    ]);
-  }
-  return JSON.stringify([write.spanId, write.endedAt, write.status, storedError(write.error), write.fields ?? null]);
 }

@@ -11,9 +11,9 @@ import {
   recordCostUsd,
 } from '../../domain/metrics.js';
 import type { ChangeSet, MetricsFilter, MetricsStore, Page } from '../../domain/ports.js';
+import { decodeKeyset, encodeKeyset } from '../keyset.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
-import { decodeKeyset, encodeKeyset } from './keyset.js';
 
 /**
  * The efficiency, rewards and feedback tables (migrations/sqlite/0006). Records and rewards are written by

@@ -1,6 +1,6 @@
 import type { ReflectionRequest } from '../../domain/reflection.js';
+import { WORKFLOW_READ_COLUMNS, type WorkflowRow } from '../workflow-rows.js';
 import type { Db } from './db.js';
-import { WORKFLOW_READ_COLUMNS, type WorkflowRow } from './workflow-rows.js';
 
 /**
  * Reflection asked for by hand (migrations/sqlite/0025, docs/workflows.md#reflection). Reopening is one conditional

@@ -2,10 +2,10 @@ import { ValidationError } from '../../domain/errors.js';
 import type { Page, TraceStore } from '../../domain/ports.js';
 import type { SpanRecord, SpanWrite, TraceFilter, TraceSummary } from '../../domain/spans.js';
 import { isTerminal, type Status } from '../../domain/status.js';
+import { decodeKeyset, encodeKeyset } from '../keyset.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 import { createJournalRepo } from './journal.repo.js';
-import { decodeKeyset, encodeKeyset } from './keyset.js';
 
 /**
  * Trace reads (docs/design.md#events-spans-metrics-and-rewards). Spans are written by the workflow store's commits,

@@ -11,17 +11,7 @@ import type {
   WorkflowStore,
 } from '../../domain/ports.js';
 import type { NodePatch, WorkflowPatch, WorkflowRecord } from '../../domain/records.js';
-import { createAgentUseRows } from './agents.repo.js';
-import { createBudgetRows } from './budget.repo.js';
-import { createCheckpointDecider } from './checkpoint-decision.js';
-import type { Db } from './db.js';
-import type { GroupCommitter } from './group-commit.js';
-import { createJournalRepo } from './journal.repo.js';
-import { decodeKeyset, encodeKeyset } from './keyset.js';
-import { createMetricsRows } from './metrics.repo.js';
-import { createReflectionRequestRows } from './reflection-requests.js';
-import { createReflectionsRepo } from './reflections.repo.js';
-import { createToolAnalyticsRows } from './tool-analytics.repo.js';
+import { decodeKeyset, encodeKeyset } from '../keyset.js';
 import {
   type IdempotencyRow,
   NODE_COLUMNS,
@@ -35,7 +25,17 @@ import {
   WORKFLOW_READ_COLUMNS,
   type WorkflowRow,
   workflowValues,
-} from './workflow-rows.js';
+} from '../workflow-rows.js';
+import { createAgentUseRows } from './agents.repo.js';
+import { createBudgetRows } from './budget.repo.js';
+import { createCheckpointDecider } from './checkpoint-decision.js';
+import type { Db } from './db.js';
+import type { GroupCommitter } from './group-commit.js';
+import { createJournalRepo } from './journal.repo.js';
+import { createMetricsRows } from './metrics.repo.js';
+import { createReflectionRequestRows } from './reflection-requests.js';
+import { createReflectionsRepo } from './reflections.repo.js';
+import { createToolAnalyticsRows } from './tool-analytics.repo.js';
 
 interface PatchField<P> {
   key: Exclude<keyof P, 'id'>;

@@ -1,4 +1,4 @@
-import { ValidationError } from '../../domain/errors.js';
+import { ValidationError } from '../domain/errors.js';
 
 /**
  * Keyset paging cursors, the one helper of every paged list: the sort key of the last row of a

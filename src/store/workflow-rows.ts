@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { AllocationSchema } from '../../domain/allocation.js';
-import type { NodeType } from '../../domain/definition.js';
-import { type WorkflowDefinition, WorkflowDefinitionSchema } from '../../domain/definition.js';
-import { type ErrorInfo, ErrorInfoSchema } from '../../domain/errors.js';
-import { CHECKPOINT_STATES, type NodeRecord, type WorkflowRecord } from '../../domain/records.js';
-import type { Status } from '../../domain/status.js';
-import { COMPLEXITIES } from '../../domain/task.js';
+import { AllocationSchema } from '../domain/allocation.js';
+import type { NodeType } from '../domain/definition.js';
+import { type WorkflowDefinition, WorkflowDefinitionSchema } from '../domain/definition.js';
+import { type ErrorInfo, ErrorInfoSchema } from '../domain/errors.js';
+import { CHECKPOINT_STATES, type NodeRecord, type WorkflowRecord } from '../domain/records.js';
+import type { Status } from '../domain/status.js';
+import { COMPLEXITIES } from '../domain/task.js';
 
 /** Row shapes of the workflow tables and their mapping to domain records, both directions. */
 
