@@ -20,7 +20,7 @@ CREATE TABLE workflows (
   definition         TEXT NOT NULL,
   output             TEXT,
   error              TEXT,
-  cancel_requested   BOOLEAN NOT NULL DEFAULT false,
+  cancel_requested   SMALLINT NOT NULL DEFAULT 0 CHECK (cancel_requested IN (0, 1)),
   created_at         BIGINT NOT NULL,
   started_at         BIGINT,
   ended_at           BIGINT,

@@ -1,6 +1,7 @@
-import { ErrorInfoSchema, NotFoundError } from '../../domain/errors.js';
+import { NotFoundError } from '../../domain/errors.js';
 import type { ChangeSet } from '../../domain/ports.js';
-import { type ReflectionEntry, ReflectionLevelSchema, ReflectionResolutionSchema } from '../../domain/reflection.js';
+import type { ReflectionEntry } from '../../domain/reflection.js';
+import { REFLECTION_COLUMNS as COLUMNS, type ReflectionRow, toReflectionEntry } from '../reflection-rows.js';
 import type { Db } from './db.js';
 
 /**
@@ -8,24 +9,6 @@ import type { Db } from './db.js';
  * workflow store's `applyChanges` transaction — so an entry commits with its node's result or not
  * at all — and the history read. Synchronous, like every write inside a group commit.
  */
-
-const COLUMNS =
-  'id, workflow_id, tenant_id, node_id, node_name, attempt, timestamp, level, reason, error, resolution, success';
-
-interface ReflectionRow {
-  id: string;
-  workflow_id: string;
-  tenant_id: string;
-  node_id: string;
-  node_name: string;
-  attempt: number;
-  timestamp: number;
-  level: string;
-  reason: string;
-  error: string;
-  resolution: string;
-  success: number | null;
-}
 
 export interface ReflectionsRepo {
   /** Writes `changes.reflections` then `changes.reflectionOutcomes`; throws (rolling back the whole
@@ -37,24 +20,6 @@ export interface ReflectionsRepo {
 
 function toFlag(success: boolean | null): number | null {
   return success === null ? null : success ? 1 : 0;
-}
-
-/** JSON columns go back through zod: a hand-edited or corrupt row fails loudly, not downstream. */
-function toEntry(row: ReflectionRow): ReflectionEntry {
-  return {
-    id: row.id,
-    workflowId: row.workflow_id,
-    tenantId: row.tenant_id,
-    nodeId: row.node_id,
-    nodeName: row.node_name,
-    attempt: row.attempt,
-    timestamp: row.timestamp,
-    level: ReflectionLevelSchema.parse(row.level),
-    reason: row.reason,
-    error: ErrorInfoSchema.parse(JSON.parse(row.error)),
-    resolution: ReflectionResolutionSchema.parse(JSON.parse(row.resolution)),
-    success: row.success === null ? null : row.success === 1,
-  };
 }
 
 export function createReflectionsRepo(db: Db): ReflectionsRepo {
@@ -95,7 +60,7 @@ export function createReflectionsRepo(db: Db): ReflectionsRepo {
     },
 
     list(workflowId) {
-      return selectByWorkflow.all(workflowId).map(toEntry);
+      return selectByWorkflow.all(workflowId).map(toReflectionEntry);
     },
   };
 }

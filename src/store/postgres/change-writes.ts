@@ -1,0 +1,166 @@
+import { NotFoundError } from '../../domain/errors.js';
+import type { ChangeSet, NewWorkflow } from '../../domain/ports.js';
+import { draftJournalRows } from '../journal-codec.js';
+import { NODE_COLUMNS, nodeValues, WORKFLOW_COLUMNS, workflowValues } from '../workflow-rows.js';
+import { insertAgentUses, type Tx, writeAnalytics } from './analytics-writes.js';
+import { appendJournal } from './journal.js';
+import { patchNodes, patchWorkflows } from './patches.js';
+
+/**
+ * Writes change sets — every one a group commit took in — in one transaction, with one statement
+ * per table however many change sets and rows there are (docs/design.md#storage: a statement on
+ * PostgreSQL costs what a whole step costs on SQLite). The order is the SQLite store's: new
+ * workflows, patches, reflections (they reference nodes), metrics, the journal, tool analytics,
+ * budgets.
+ */
+export async function writeChangeSets(tx: Tx, sets: readonly ChangeSet[]): Promise<void> {
+  const all = <K extends keyof ChangeSet>(key: K): NonNullable<ChangeSet[K]> =>
+    sets.flatMap((s) => (s[key] ?? []) as never[]) as NonNullable<ChangeSet[K]>;
+  await insertWorkflows(tx, all('newWorkflows'));
+  await patchWorkflows(tx, all('workflows'));
+  await patchNodes(tx, all('nodes'));
+  await writeReflections(tx, all('reflections'), all('reflectionOutcomes'));
+  await writeAnalytics(tx, {
+    efficiency: all('efficiency'),
+    rewards: all('rewards'),
+    toolCalls: all('toolCalls'),
+    retrievalRuns: all('retrievalRuns'),
+  });
+  // Drafted per change set: a set's usage belongs to its own journal row.
+  await appendJournal(
+    tx,
+    sets.flatMap((s) => draftJournalRows(s)),
+  );
+  await writeBudgets(tx, all('requestsTaken'), all('tenantSpend'));
+}
+
+const WORKFLOW_TYPES: Record<string, string> = {
+  depth: 'int',
+  created_at: 'bigint',
+  started_at: 'bigint',
+  ended_at: 'bigint',
+  cancel_requested: 'smallint',
+};
+const NODE_TYPES: Record<string, string> = {
+  position: 'int',
+  depth: 'int',
+  attempts: 'int',
+  started_at: 'bigint',
+  ended_at: 'bigint',
+};
+
+/** `col type, …` for json_to_recordset, from a column list and the non-text columns' types. */
+function recordType(columns: readonly string[], types: Record<string, string>): string {
+  return columns.map((c) => `${c} ${types[c] ?? 'text'}`).join(', ');
+}
+
+const WORKFLOW_COLUMN_LIST = WORKFLOW_COLUMNS.split(', ');
+const NODE_COLUMN_LIST = [...NODE_COLUMNS.split(', '), 'tenant_id'];
+const INSERT_WORKFLOWS = `INSERT INTO workflows (${WORKFLOW_COLUMN_LIST.join(', ')})
+  SELECT ${WORKFLOW_COLUMN_LIST.join(', ')} FROM json_to_recordset($1) AS r (${recordType(WORKFLOW_COLUMN_LIST, WORKFLOW_TYPES)})`;
+const INSERT_NODES = `INSERT INTO nodes (${NODE_COLUMN_LIST.join(', ')})
+  SELECT ${NODE_COLUMN_LIST.join(', ')} FROM json_to_recordset($1) AS r (${recordType(NODE_COLUMN_LIST, NODE_TYPES)})`;
+
+/** Rows as JSON objects keyed by column, from the shared positional bind values. */
+function rowsOf(columns: readonly string[], values: unknown[][]): string {
+  return JSON.stringify(values.map((v) => Object.fromEntries(columns.map((c, i) => [c, v[i]]))));
+}
+
+/** Inserts new workflows with their nodes and agent uses; `definitions` are their definitions' JSON texts. */
+export async function insertWorkflows(
+  tx: Tx,
+  created: readonly NewWorkflow[],
+  definitions: readonly string[] = created.map((c) => JSON.stringify(c.workflow.definition)),
+): Promise<void> {
+  if (created.length === 0) return;
+  await tx.query(INSERT_WORKFLOWS, [
+    rowsOf(
+      WORKFLOW_COLUMN_LIST,
+      created.map((c, i) => workflowValues(c.workflow, definitions[i] as string)),
+    ),
+  ]);
+  const nodes = created.flatMap((c) => c.nodes.map((n) => nodeValues(n, c.workflow.tenantId)));
+  if (nodes.length > 0) await tx.query(INSERT_NODES, [rowsOf(NODE_COLUMN_LIST, nodes)]);
+  await insertAgentUses(
+    tx,
+    created.flatMap((c) => c.agentUses ?? []),
+  );
+}
+
+async function writeReflections(
+  tx: Tx,
+  reflections: NonNullable<ChangeSet['reflections']>,
+  outcomes: NonNullable<ChangeSet['reflectionOutcomes']>,
+): Promise<void> {
+  if (reflections.length > 0) {
+    await tx.query(
+      `INSERT INTO reflections (id, workflow_id, tenant_id, node_id, node_name, attempt, timestamp, level, reason, error,
+         resolution, success)
+       SELECT * FROM json_to_recordset($1) AS r (id text, workflow_id text, tenant_id text, node_id text,
+         node_name text, attempt int, timestamp bigint, level text, reason text, error text, resolution text,
+         success smallint)`,
+      [
+        JSON.stringify(
+          reflections.map((r) => ({
+            id: r.id,
+            workflow_id: r.workflowId,
+            tenant_id: r.tenantId,
+            node_id: r.nodeId,
+            node_name: r.nodeName,
+            attempt: r.attempt,
+            timestamp: r.timestamp,
+            level: r.level,
+            reason: r.reason,
+            error: JSON.stringify({ code: r.error.code, message: r.error.message }),
+            resolution: JSON.stringify(r.resolution),
+            success: r.success === null ? null : r.success ? 1 : 0,
+          })),
+        ),
+      ],
+    );
+  }
+  if (outcomes.length > 0) {
+    const last = new Map(outcomes.map((o) => [o.id, o.success ? 1 : 0]));
+    const { rows } = await tx.query<{ id: string }>(
+      `UPDATE reflections r SET success = o.success FROM json_to_recordset($1) AS o (id text, success smallint)
+        WHERE r.id = o.id RETURNING r.id`,
+      [JSON.stringify([...last].map(([id, success]) => ({ id, success })))],
+    );
+    // Like a node patch: an outcome for a missing entry is an engine bug, so fail the change set.
+    if (rows.length !== last.size) {
+      const found = new Set(rows.map((r) => r.id));
+      throw new NotFoundError(`reflection ${[...last.keys()].find((id) => !found.has(id))}`);
+    }
+  }
+}
+
+async function writeBudgets(
+  tx: Tx,
+  taken: NonNullable<ChangeSet['requestsTaken']>,
+  spend: NonNullable<ChangeSet['tenantSpend']>,
+): Promise<void> {
+  if (taken.length > 0) {
+    const byRoot = new Map<string, number>();
+    for (const t of taken) byRoot.set(t.rootWorkflowId, (byRoot.get(t.rootWorkflowId) ?? 0) + t.count);
+    await tx.query(
+      `UPDATE workflows w SET llm_requests_taken = w.llm_requests_taken + t.count
+         FROM json_to_recordset($1) AS t (id text, count int) WHERE w.id = t.id`,
+      [JSON.stringify([...byRoot].map(([id, count]) => ({ id, count })))],
+    );
+  }
+  if (spend.length > 0) {
+    const byDay = new Map<string, { tenant_id: string; day: number; cost_usd: number }>();
+    for (const s of spend) {
+      const key = `${s.day}:${s.tenantId}`;
+      const row = byDay.get(key) ?? { tenant_id: s.tenantId, day: s.day, cost_usd: 0 };
+      row.cost_usd += s.costUsd;
+      byDay.set(key, row);
+    }
+    await tx.query(
+      `INSERT INTO tenant_spend_days (tenant_id, day, cost_usd)
+       SELECT * FROM json_to_recordset($1) AS s (tenant_id text, day int, cost_usd float8)
+       ON CONFLICT (tenant_id, day) DO UPDATE SET cost_usd = tenant_spend_days.cost_usd + excluded.cost_usd`,
+      [JSON.stringify([...byDay.values()])],
+    );
+  }
+}

@@ -1,0 +1,162 @@
+import type pg from 'pg';
+import type { ChangeSet } from '../../domain/ports.js';
+import type { Tx } from './analytics-writes.js';
+import { writeChangeSets } from './change-writes.js';
+
+/**
+ * Group commit on PostgreSQL (docs/design.md#storage). Change sets queued during one event-loop
+ * turn — and all those queued while the previous batch was committing — are written in ONE
+ * transaction with one statement per table (change-writes.ts), and each caller's promise settles
+ * only after that COMMIT. One batch is in flight at a time, so an instance's commits land in the
+ * order it made them. A batch that fails is replayed change set by change set, each in its own
+ * transaction, so one bad change set fails only its own caller.
+ *
+ * A change set may be fenced: `fence` runs first in the transaction and answers which of the
+ * batch's sets may still be written (their run's lease is this instance's at its epoch); the others
+ * are rejected with what `fence` gives, and nothing of theirs is written.
+ */
+export interface PostgresCommitter {
+  commit(changes: ChangeSet): Promise<void>;
+  /** Runs `work` in a transaction of its own, serialized with the batches (conditional updates, creates). */
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Resolves once everything queued before the call has committed or failed. */
+  drain(): Promise<void>;
+  readonly pending: number;
+}
+
+export interface Fence {
+  /**
+   * Inside the batch's transaction: for each change set, undefined when it may be written, or the
+   * error that rejects it.
+   */
+  check(tx: Tx, sets: readonly ChangeSet[]): Promise<Array<Error | undefined>>;
+}
+
+interface Queued {
+  changes?: ChangeSet;
+  work?: (tx: Tx) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
+}
+
+export function createPostgresCommitter(pool: pg.Pool, fence?: Fence): PostgresCommitter {
+  let queue: Queued[] = [];
+  let running: Promise<void> | undefined;
+  let scheduled = false;
+
+  function schedule(): void {
+    if (scheduled || running) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      if (!running) running = loop();
+    });
+  }
+
+  async function loop(): Promise<void> {
+    try {
+      while (queue.length > 0) {
+        const batch = queue;
+        queue = [];
+        await commitBatch(batch);
+      }
+    } finally {
+      running = undefined;
+    }
+  }
+
+  async function inTransaction<T>(work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Writes the change sets that pass the fence; returns what rejected the others. */
+  async function writeSets(tx: Tx, items: readonly Queued[]): Promise<Map<Queued, Error>> {
+    const rejected = new Map<Queued, Error>();
+    const sets = items.map((item) => item.changes as ChangeSet);
+    const verdicts = fence ? await fence.check(tx, sets) : [];
+    const admitted: ChangeSet[] = [];
+    items.forEach((item, i) => {
+      const verdict = verdicts[i];
+      if (verdict) rejected.set(item, verdict);
+      else admitted.push(sets[i] as ChangeSet);
+    });
+    await writeChangeSets(tx, admitted);
+    return rejected;
+  }
+
+  async function commitBatch(batch: Queued[]): Promise<void> {
+    // Conditional work runs alone, in queue order relative to the change sets around it.
+    let i = 0;
+    while (i < batch.length) {
+      const item = batch[i] as Queued;
+      if (item.work) {
+        i++;
+        await inTransaction(item.work).then(item.resolve, item.reject);
+        continue;
+      }
+      let j = i;
+      while (j < batch.length && (batch[j] as Queued).changes) j++;
+      await commitSets(batch.slice(i, j));
+      i = j;
+    }
+  }
+
+  async function commitSets(items: Queued[]): Promise<void> {
+    try {
+      const rejected = await inTransaction((tx) => writeSets(tx, items));
+      for (const item of items) {
+        const error = rejected.get(item);
+        if (error) item.reject(error);
+        else item.resolve(undefined);
+      }
+    } catch (err) {
+      if (items.length === 1) {
+        (items[0] as Queued).reject(err);
+        return;
+      }
+      // The batch rolled back as a whole: replay each alone so one bad change set fails only its caller.
+      for (const item of items) {
+        try {
+          const rejected = await inTransaction((tx) => writeSets(tx, [item]));
+          const error = rejected.get(item);
+          if (error) item.reject(error);
+          else item.resolve(undefined);
+        } catch (err) {
+          item.reject(err);
+        }
+      }
+    }
+  }
+
+  function enqueue<T>(item: Omit<Queued, 'resolve' | 'reject'>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      queue.push({ ...item, resolve: resolve as (value: unknown) => void, reject });
+      schedule();
+    });
+  }
+
+  return {
+    commit: (changes) => enqueue<void>({ changes }),
+    transaction: <T>(work: (tx: Tx) => Promise<T>) => enqueue<T>({ work }),
+    async drain() {
+      while (running || scheduled || queue.length > 0) {
+        if (running) await running;
+        else await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
+    get pending() {
+      return queue.length;
+    },
+  };
+}

@@ -1,0 +1,130 @@
+import type { WorkflowEvent } from '../../domain/events.js';
+import type { GenerationUsage, SpanRecord } from '../../domain/spans.js';
+import {
+  checkAppendPoint,
+  finishSpans,
+  foldEvents,
+  foldSpans,
+  type JournalDraft,
+  type JournalRow,
+} from '../journal-codec.js';
+import type { Tx } from './analytics-writes.js';
+
+/**
+ * The journal on PostgreSQL (migrations/postgres/0003): the same rows as the SQLite journal — one
+ * per workflow per commit, events and span writes as JSON arrays (src/store/journal-codec.ts) — so
+ * a commit of many steps is one INSERT, and reads fold a workflow's rows in `seq` order.
+ */
+
+/**
+ * Appends the drafts (in order), after checking in one query that every workflow given events
+ * exists and that its events come after the ones stored — also across drafts of one workflow in
+ * the same batch. Engine bugs otherwise: the whole change set fails.
+ */
+export async function appendJournal(tx: Tx, drafts: readonly JournalDraft[]): Promise<void> {
+  if (drafts.length === 0) return;
+  const withEvents = [...new Set(drafts.filter((d) => d.lastEvent !== null).map((d) => d.workflowId))];
+  if (withEvents.length > 0) {
+    const { rows } = await tx.query<{ id: string; last: number | null }>(
+      `SELECT w.id, (SELECT max(j.last_event) FROM journal j WHERE j.workflow_id = w.id) AS last
+         FROM workflows w WHERE w.id = ANY($1::text[])`,
+      [withEvents],
+    );
+    const last = new Map<string, number | null>(rows.map((r) => [r.id, r.last]));
+    for (const d of drafts) {
+      if (d.lastEvent === null) continue;
+      checkAppendPoint(d, last.has(d.workflowId), last.get(d.workflowId) ?? null);
+      last.set(d.workflowId, d.lastEvent);
+    }
+  }
+  await tx.query(
+    `INSERT INTO journal (workflow_id, tenant_id, last_event, events, spans, calls, tokens_in, tokens_out, cost_usd,
+       simulated_cost_usd)
+     SELECT * FROM json_to_recordset($1) AS j (workflow_id text, tenant_id text, last_event bigint, events text,
+       spans text, calls int, tokens_in bigint, tokens_out bigint, cost_usd float8, simulated_cost_usd float8)`,
+    [
+      JSON.stringify(
+        drafts.map((d) => ({
+          workflow_id: d.workflowId,
+          tenant_id: d.tenantId,
+          last_event: d.lastEvent,
+          events: d.events,
+          spans: d.spans,
+          calls: d.usage?.calls ?? 0,
+          tokens_in: d.usage?.tokensIn ?? 0,
+          tokens_out: d.usage?.tokensOut ?? 0,
+          cost_usd: d.usage?.costUsd ?? 0,
+          simulated_cost_usd: d.usage?.simulatedCostUsd ?? 0,
+        })),
+      ),
+    ],
+  );
+}
+
+/** Events with `seq > after`, in order, at most `limit`. */
+export async function journalEvents(
+  tx: Tx,
+  workflowId: string,
+  after: number,
+  limit: number,
+): Promise<WorkflowEvent[]> {
+  const out: WorkflowEvent[] = [];
+  // Rows are read a page at a time: a row holds a commit's events, so `limit` rows always suffice.
+  const { rows } = await tx.query<JournalRow>(
+    `SELECT workflow_id, tenant_id, events, NULL AS spans FROM journal
+      WHERE workflow_id = $1 AND last_event > $2 ORDER BY seq LIMIT $3`,
+    [workflowId, after, limit],
+  );
+  for (const row of rows) if (foldEvents(row, after, limit, out)) break;
+  return out;
+}
+
+export async function journalLastSeq(tx: Tx, workflowId: string): Promise<number> {
+  const { rows } = await tx.query<{ last: number | null }>(
+    'SELECT max(last_event) AS last FROM journal WHERE workflow_id = $1',
+    [workflowId],
+  );
+  return rows[0]?.last ?? 0;
+}
+
+/** Σ `agentPromptEnd.requests`: provider requests the workflow's finished model calls sent. */
+export async function journalRequestsSent(tx: Tx, workflowId: string): Promise<number> {
+  const { rows } = await tx.query<{ sent: number | null }>(
+    `SELECT sum((e.value -> 4 ->> 'requests')::bigint) AS sent
+       FROM journal j, json_array_elements(j.events::json) e
+      WHERE j.workflow_id = $1 AND j.events IS NOT NULL AND e.value ->> 3 = 'agentPromptEnd'`,
+    [workflowId],
+  );
+  return rows[0]?.sent ?? 0;
+}
+
+/** Every span of these workflows as its writes leave it, in id (creation) order. */
+export async function journalSpans(
+  tx: Tx,
+  workflows: ReadonlyArray<{ id: string; traceId: string }>,
+): Promise<SpanRecord[]> {
+  if (workflows.length === 0) return [];
+  const traceOf = new Map(workflows.map((w) => [w.id, w.traceId]));
+  const { rows } = await tx.query<JournalRow>(
+    `SELECT workflow_id, tenant_id, NULL AS events, spans FROM journal
+      WHERE workflow_id = ANY($1::text[]) AND spans IS NOT NULL ORDER BY seq`,
+    [[...traceOf.keys()]],
+  );
+  const byId = new Map<string, SpanRecord>();
+  for (const row of rows) foldSpans(row, traceOf.get(row.workflow_id) as string, byId);
+  return finishSpans(byId);
+}
+
+/** What each workflow's generation spans add up to, from the rows' usage columns (no span is read). */
+export async function journalUsage(tx: Tx, workflowIds: readonly string[]): Promise<GenerationUsage[]> {
+  if (workflowIds.length === 0) return [];
+  const { rows } = await tx.query<GenerationUsage>(
+    `SELECT workflow_id AS "workflowId", sum(calls) AS calls, sum(tokens_in) AS "tokensIn", sum(tokens_out) AS "tokensOut",
+            sum(cost_usd) AS "costUsd", sum(simulated_cost_usd) AS "simulatedCostUsd"
+       FROM journal WHERE workflow_id = ANY($1::text[]) GROUP BY workflow_id`,
+    [workflowIds],
+  );
+  // In the order asked, as the SQLite store answers.
+  const byId = new Map(rows.map((r) => [r.workflowId, r]));
+  return workflowIds.flatMap((id) => byId.get(id) ?? []);
+}
