@@ -3,6 +3,7 @@ import { createResponseCache } from './cache/response-cache.js';
 import { type Config, runningPerTenant } from './config.js';
 import { hashApiKey } from './domain/api-key.js';
 import type { ResponseCache } from './domain/cache.js';
+import { newId } from './domain/ids.js';
 import type {
   AgentRegistry,
   ApiKeyStore,
@@ -30,19 +31,9 @@ import { createOpenAiProvider } from './llm/openai.js';
 import { createSimulatedProvider } from './llm/simulated.js';
 import { createLogger } from './logging/logger.js';
 import { logFailedWorkflows } from './logging/workflow-log.js';
-import { createSqliteAgentRegistry } from './store/sqlite/agents.repo.js';
-import { createSqliteApiKeyStore } from './store/sqlite/api-keys.repo.js';
-import { createSqliteCacheStore } from './store/sqlite/cache.repo.js';
-import { startCheckpointer } from './store/sqlite/checkpointer.js';
-import { createSqliteCorpusStore } from './store/sqlite/corpora.repo.js';
-import { openDatabase } from './store/sqlite/db.js';
-import { createSqliteEngagementStore } from './store/sqlite/engagement.repo.js';
-import { createGroupCommitter } from './store/sqlite/group-commit.js';
-import { createSqliteMetricsStore } from './store/sqlite/metrics.repo.js';
-import { createRetentionSweeper, type RetentionSweeper } from './store/sqlite/retention.repo.js';
-import { createSqliteTraceStore } from './store/sqlite/spans.repo.js';
-import { createSqliteUsageAnalyticsStore } from './store/sqlite/usage-analytics.repo.js';
-import { createSqliteWorkflowStore } from './store/sqlite/workflows.repo.js';
+import type { RetentionSweeper } from './store/retention.js';
+import { openSqliteStores } from './store/sqlite/open.js';
+import type { StoreSet } from './store/store-set.js';
 import { createPrometheusMetrics, type PrometheusMetrics } from './telemetry/prometheus.js';
 import { createToolRegistry, type ToolRegistry } from './tools/registry.js';
 
@@ -81,6 +72,8 @@ export interface Deps {
   retention: RetentionSweeper;
   /** Prometheus metrics for GET /metrics (not the efficiency metrics). */
   telemetry: PrometheusMetrics;
+  /** This process: an id unique to its start (`in_…`) and the database kind its stores use. */
+  instance: { id: string; database: StoreSet['kind'] };
   /** Flipped by main.ts on SIGTERM/SIGINT: the API answers 503 from then on. */
   lifecycle: {
     shuttingDown: boolean;
@@ -104,20 +97,13 @@ export interface DepsOverrides {
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
   const logger = overrides.logger ?? createLogger({ level: config.LOG_LEVEL });
   const clock = overrides.clock ?? systemClock;
-  const db = openDatabase(config.DATABASE_PATH, { synchronous: config.DB_SYNCHRONOUS });
-  const committer = createGroupCommitter(db);
-  const checkpointer =
-    config.DATABASE_PATH === ':memory:'
-      ? undefined
-      : startCheckpointer(db, {
-          path: config.DATABASE_PATH,
-          intervalMs: 200,
-          committer,
-          onError: (message) => logger.warn({ module: 'store' }, `WAL checkpoint failed: ${message}`),
-        });
-  const store = createSqliteWorkflowStore(db, committer);
-  const apiKeys = createSqliteApiKeyStore(db, committer);
-  const traces = createSqliteTraceStore(db, committer);
+  const storeLog = logger.child({ module: 'store' });
+  const stores = openSqliteStores({
+    config,
+    clock,
+    warn: (message, err) => storeLog.warn(err === undefined ? {} : { err }, message),
+  });
+  const { store, apiKeys, traces, metrics, corpora, engagement, agents, usage, retention } = stores;
   await apiKeys.sync(config.API_KEYS.map(({ tenantId, key }) => ({ tenantId, keyHash: hashApiKey(key) })));
 
   const engineLog = logger.child({ module: 'engine' });
@@ -156,7 +142,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
 
   const cacheLog = logger.child({ module: 'cache' });
   const cache = createResponseCache({
-    store: config.CACHE_PERSIST ? createSqliteCacheStore(db, committer) : undefined,
+    store: stores.cache,
     clock,
     maxItems: config.CACHE_MAX_ITEMS,
     maxBytes: config.CACHE_MAX_BYTES,
@@ -164,19 +150,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     onError: (err) => cacheLog.warn({ err }, 'cache background write failed'),
   });
 
-  const metrics = createSqliteMetricsStore(db, committer);
-  const storeLog = logger.child({ module: 'store' });
-  const corpora = createSqliteCorpusStore(db, committer, {
-    now: () => clock.now(),
-    onError: (err) => storeLog.warn({ err }, 'corpus purge failed; it resumes with the next delete or start'),
-    databasePath: config.DATABASE_PATH,
-    searchWorkers: config.SEARCH_WORKERS,
-    searchConcurrencyPerTenant: config.SEARCH_CONCURRENCY_PER_TENANT,
-  });
   const tools = createToolRegistry({ maxResultBytes: config.MAX_TOOL_RESULT_BYTES });
-  const engagement = createSqliteEngagementStore(db);
-  const agents = createSqliteAgentRegistry(db, committer, () => clock.now());
-  const usage = createSqliteUsageAnalyticsStore(db);
   const executor = createExecutor({
     agents,
     usage,
@@ -206,17 +180,12 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     onError,
   });
 
-  const retention = createRetentionSweeper(db, committer, {
-    clock,
-    retentionMs: config.RETENTION_DAYS * 24 * 60 * 60 * 1000,
-    onError: (err) => storeLog.warn({ err }, 'retention sweep failed; it runs again at the next tick'),
-  });
   const stopFailureLog = logFailedWorkflows(events, logger);
   const telemetry = createPrometheusMetrics({
     bus: events,
     queueDepth: () => queue.depth,
     running: () => executor.running,
-    walFrames: () => checkpointer?.walFrames() ?? 0,
+    walFrames: () => stores.walFrames(),
     modelClass: (id) => models.classOf(id),
   });
 
@@ -242,18 +211,15 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     toolExplorer: createToolExplorer({ store, cache, tools }),
     retention,
     telemetry,
+    instance: { id: newId('in'), database: stores.kind },
     lifecycle: { shuttingDown: false },
     close() {
       closed ??= (async () => {
         telemetry.close();
         stopFailureLog();
         await executor.shutdown(0);
-        corpora.stop();
-        retention.stop();
-        await corpora.close();
-        committer.flushNow();
-        await checkpointer?.stop();
-        db.close();
+        stores.stop();
+        await stores.close();
       })();
       return closed;
     },

@@ -6,7 +6,7 @@ import { errorBody } from './http/error-handler.js';
 import { ErrorBodySchema } from './http/schemas.js';
 
 /** The ports these routes use (route plugins get only what they need). */
-type HealthRouteDeps = Pick<Deps, 'executor' | 'lifecycle' | 'queue'>;
+type HealthRouteDeps = Pick<Deps, 'executor' | 'lifecycle' | 'queue' | 'instance'>;
 
 /** Liveness and readiness probes: outside /v1, unauthenticated (docs/design.md#http-api-conventions). */
 export async function healthRoutes(app: FastifyInstance, opts: { deps: HealthRouteDeps }): Promise<void> {
@@ -21,11 +21,17 @@ export async function healthRoutes(app: FastifyInstance, opts: { deps: HealthRou
         tags: ['health'],
         summary: 'Liveness: the process is up',
         security: [],
-        response: { 200: z.object({ status: z.literal('ok') }) },
+        response: {
+          200: z.object({
+            status: z.literal('ok'),
+            instance: z.string().describe('This process: an id unique to its start (`in_…`).'),
+            database: z.enum(['sqlite', 'postgres']).describe('Where its stores live (DATABASE_URL or DATABASE_PATH).'),
+          }),
+        },
         responseDescriptions: { 200: 'The process is up.' },
       },
     },
-    async () => ({ status: 'ok' as const }),
+    async () => ({ status: 'ok' as const, instance: deps.instance.id, database: deps.instance.database }),
   );
 
   r.get(

@@ -30,7 +30,7 @@ function timeOrderedHex(randomBytesCount: number): string {
   return lastMs.toString(16).padStart(12, '0') + counter.toString(16).padStart(6, '0') + randomHex(randomBytesCount);
 }
 
-export type IdPrefix = 'wf' | 'nd' | 'req' | 'toolu' | 'rf' | 'rr' | 'cp' | 'doc';
+export type IdPrefix = 'wf' | 'nd' | 'req' | 'toolu' | 'rf' | 'rr' | 'cp' | 'doc' | 'in';
 
 /** `wf_…`, `nd_…`: 12 + 6 + 14 = 32 hex digits. */
 export function newId(prefix: IdPrefix): string {

@@ -45,7 +45,9 @@ describe('API keys', () => {
       .send(definition(prompt('x')))
       .expect(401)
       .expect('www-authenticate', 'Bearer');
-    await request(t.app.server).get('/healthz').expect(200, { status: 'ok' });
+    const health = await request(t.app.server).get('/healthz').expect(200);
+    expect(health.body).toEqual({ status: 'ok', instance: t.deps.instance.id, database: 'sqlite' });
+    expect(t.deps.instance.id).toMatch(/^in_[0-9a-f]{32}$/);
     await request(t.app.server).get('/openapi.json').expect(200);
     const docs = await request(t.app.server).get('/docs/');
     expect(docs.status).toBe(200);

@@ -9,6 +9,8 @@ import { openMemoryStore } from '../support/store-fixtures.js';
 export interface OpenedStore {
   store: WorkflowStore;
   traces: TraceStore;
+  /** Sets one column of one row by hand (a corrupt or edited row, for the read checks). */
+  setColumn(table: string, column: string, id: string, value: unknown): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -20,6 +22,9 @@ export const WORKFLOW_STORE_ADAPTERS: Array<{ name: string; open(): Promise<Open
       return {
         store: fx.store,
         traces: createSqliteTraceStore(fx.db, fx.committer),
+        setColumn: async (table, column, id, value) => {
+          fx.db.prepare(`UPDATE ${table} SET ${column} = ? WHERE id = ?`).run(value, id);
+        },
         close: async () => {
           fx.db.close();
         },
@@ -33,6 +38,9 @@ export const WORKFLOW_STORE_ADAPTERS: Array<{ name: string; open(): Promise<Open
       return {
         store: createPostgresWorkflowStore(pool, committer),
         traces: createPostgresTraceStore(pool, committer),
+        setColumn: async (table, column, id, value) => {
+          await pool.query(`UPDATE ${table} SET ${column} = $1 WHERE id = $2`, [value, id]);
+        },
         close: () => committer.drain(),
       };
     },

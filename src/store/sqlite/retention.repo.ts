@@ -1,4 +1,12 @@
-import type { Clock } from '../../domain/ports.js';
+import {
+  BATCH_TREES,
+  BATCH_WORKFLOWS,
+  paceRetention,
+  type RetentionOptions,
+  type RetentionSweeper,
+  type SweepResult,
+  WORKFLOW_OWNED_TABLES,
+} from '../retention.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 
@@ -24,12 +32,6 @@ import type { GroupCommitter } from './group-commit.js';
  *   a sleeper on the injected clock would stand forever in the way of tests that drive time.
  */
 
-/** Trees deleted per commit; a full batch schedules the next one right after (BUSY_PAUSE_MS). */
-const BATCH_TREES = 64;
-/** No more trees join a batch once it holds this many workflows (big trees fill it early). */
-const BATCH_WORKFLOWS = 512;
-const BUSY_PAUSE_MS = 20;
-const IDLE_INTERVAL_MS = 10_000;
 /** Free pages kept for reuse (8 MiB of 4 KiB pages); those above it are released, this many a tick. */
 const RECLAIM_KEEP_PAGES = 2_048;
 const RECLAIM_STEP_PAGES = 4_096;
@@ -39,45 +41,6 @@ const RECLAIM_STEP_PAGES = 4_096;
  * keys accept (rows referencing nodes and workflows first). test/api/retention.test.ts counts
  * an old tree's rows in every table with a `workflow_id` column: a new such table must be listed here.
  */
-const WORKFLOW_OWNED_TABLES: ReadonlyArray<readonly [table: string, column: string]> = [
-  ['idempotency_keys', 'workflow_id'],
-  ['efficiency', 'workflow_id'],
-  ['rewards', 'workflow_id'],
-  ['feedback', 'workflow_id'],
-  ['agent_uses', 'workflow_id'],
-  ['reflections', 'workflow_id'],
-  ['reflection_requests', 'workflow_id'],
-  ['journal', 'workflow_id'],
-  ['tool_calls', 'workflow_id'],
-  ['retrieval_runs', 'workflow_id'],
-  ['nodes', 'workflow_id'],
-  ['workflows', 'id'],
-];
-
-export interface SweepResult {
-  /** Root workflows whose trees were deleted. */
-  trees: number;
-  /** Workflows deleted (roots and their children). */
-  workflows: number;
-  /** Rows deleted over every owned table. */
-  rows: number;
-  /** Free pages handed back to the file system. */
-  reclaimedPages: number;
-}
-
-export interface RetentionSweeper {
-  /** Sweeps until nothing is due (batch after batch, each its own commit); what it deleted in all. */
-  sweepNow(): Promise<SweepResult>;
-  /** Stops the timer; a batch in flight commits with the store's last flush. */
-  stop(): void;
-}
-
-export interface RetentionOptions {
-  clock: Clock;
-  /** Finished trees older than this go; 0 keeps everything (no timer is started). */
-  retentionMs: number;
-  onError: (err: unknown) => void;
-}
 
 export function createRetentionSweeper(db: Db, committer: GroupCommitter, options: RetentionOptions): RetentionSweeper {
   // Repeats the partial index's WHERE clause verbatim (migrations/sqlite/0021) so the planner uses it.
@@ -130,51 +93,5 @@ export function createRetentionSweeper(db: Db, committer: GroupCommitter, option
     };
   };
 
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  let running: Promise<SweepResult> | undefined;
-
-  const sweepNow = (): Promise<SweepResult> => {
-    if (options.retentionMs <= 0) return Promise.resolve({ trees: 0, workflows: 0, rows: 0, reclaimedPages: 0 });
-    running ??= (async () => {
-      const total: SweepResult = { trees: 0, workflows: 0, rows: 0, reclaimedPages: 0 };
-      try {
-        for (;;) {
-          const cutoff = options.clock.now() - options.retentionMs;
-          const done = await committer.run(() => batch(cutoff));
-          total.trees += done.trees;
-          total.workflows += done.workflows;
-          total.rows += done.rows;
-          total.reclaimedPages += done.reclaimedPages;
-          if (!done.more || stopped) return total;
-          // Let requests and the executor in between two batches.
-          await new Promise((resolve) => setTimeout(resolve, BUSY_PAUSE_MS));
-          if (stopped) return total;
-        }
-      } finally {
-        running = undefined;
-      }
-    })();
-    return running;
-  };
-
-  const schedule = (): void => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      sweepNow().then(schedule, (err: unknown) => {
-        options.onError(err);
-        schedule();
-      });
-    }, IDLE_INTERVAL_MS);
-    timer.unref();
-  };
-  if (options.retentionMs > 0) schedule();
-
-  return {
-    sweepNow,
-    stop() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-    },
-  };
+  return paceRetention(options, (cutoff) => committer.run(() => batch(cutoff)));
 }
