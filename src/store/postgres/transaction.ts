@@ -22,6 +22,26 @@ export async function inTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<
 }
 
 /**
+ * Reads in one snapshot on one connection: a report's several statements see the same rows, and a
+ * report holds one of the pool's connections, never one per statement (the engine's commits share
+ * the pool). pg runs the statements queued on one client one after the other.
+ */
+export async function inSnapshot<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
  * A time bound as a BIGINT parameter that selects the same rows SQLite's comparison with the
  * number itself does: the stored times are integers, so `t >= x` is `t >= ceil(x)`, `t <= x` is
  * `t <= floor(x)` and `t < x` is `t < ceil(x)`; anything past ±2^53 selects what ±2^53 does

@@ -20,7 +20,8 @@ import {
   toModelSums,
 } from '../usage-rows.js';
 import { addDashboardSums, addModelSums, addTaskModelGroups, periodMs, segmentsOf } from '../usage-sums.js';
-import { timeBound } from './transaction.js';
+import type { Tx } from './analytics-writes.js';
+import { inSnapshot, timeBound } from './transaction.js';
 
 /**
  * The dashboard, tool and model analytics on PostgreSQL, by direct aggregates over the indexed
@@ -33,6 +34,10 @@ import { timeBound } from './transaction.js';
  * the last bits: the order of summation differs), and model latencies bucketed as the roll-ups
  * bucket them where SQLite reads roll-ups — the window is cut into the same pieces
  * (../usage-sums.ts segmentsOf) and the pieces' latencies are added up the same way.
+ *
+ * A report's statements run in one read-only snapshot on one pooled connection (inSnapshot): its
+ * figures are of one moment, and a burst of dashboards cannot take the connections the engine's
+ * commits need.
  *
  * Journal positions (../journal-codec.ts): events `[seq, nodeId, at, type, payload]`; a span
  * insert has 9 entries (guardrail spans are written closed, so theirs holds `triggered`). Spans and
@@ -55,10 +60,10 @@ interface RangeRow {
 }
 
 export function createPostgresUsageAnalyticsStore(pool: pg.Pool): UsageAnalyticsStore {
-  const one = async <R extends object>(sql: string, params: unknown[]): Promise<R | undefined> =>
-    (await pool.query<R>(sql, params)).rows[0];
-  const all = async <R extends object>(sql: string, params: unknown[]): Promise<R[]> =>
-    (await pool.query<R>(sql, params)).rows;
+  const one = async <R extends object>(tx: Tx, sql: string, params: unknown[]): Promise<R | undefined> =>
+    (await tx.query<R>(sql, params)).rows[0];
+  const all = async <R extends object>(tx: Tx, sql: string, params: unknown[]): Promise<R[]> =>
+    (await tx.query<R>(sql, params)).rows;
 
   /** [from, to) as BIGINT parameters selecting what SQLite's comparison with the numbers does. */
   const windowParams = (tenantId: string, from: number, to: number) => [
@@ -67,8 +72,9 @@ export function createPostgresUsageAnalyticsStore(pool: pg.Pool): UsageAnalytics
     timeBound(to, '<'),
   ];
 
-  const taskModels = (params: unknown[]) =>
+  const taskModels = (tx: Tx, params: unknown[]) =>
     all<TaskModelGroup>(
+      tx,
       `SELECT e.task_type AS "taskType", m.key AS model, count(*) AS tasks,
               count(*) FILTER (WHERE e.outcome = 'success') AS successes, sum(e.efficiency_score) AS "efficiencyScore"
          FROM efficiency e CROSS JOIN LATERAL jsonb_object_keys(${BY_MODEL}) AS m (key)
@@ -76,11 +82,12 @@ export function createPostgresUsageAnalyticsStore(pool: pg.Pool): UsageAnalytics
       params,
     );
 
-  async function rawDashboard(tenantId: string, from: number, to: number): Promise<DashboardSums> {
+  async function rawDashboard(tx: Tx, tenantId: string, from: number, to: number): Promise<DashboardSums> {
     const params = windowParams(tenantId, from, to);
     const [records, rewards, toolCalls, relevance, guardrails, cacheHits, byTaskModel, byTaskComplexity] =
       await Promise.all([
         one<RecordSumsRow>(
+          tx,
           `WITH w AS MATERIALIZED (
              SELECT e.outcome, e.efficiency_score, e.wall_time_seconds, e.cost_usd, e.simulated_cost_usd,
                     e.record::jsonb AS j
@@ -104,22 +111,26 @@ export function createPostgresUsageAnalyticsStore(pool: pg.Pool): UsageAnalytics
           params,
         ),
         one<NonNullable<Parameters<typeof toDashboardSums>[0]['rewards']>>(
+          tx,
           `SELECT count(*) AS count, coalesce(sum(outcome_reward), 0) AS outcome,
                   coalesce(sum(preference_reward), 0) AS preference, count(preference_reward) AS with_preference
              FROM rewards WHERE tenant_id = $1 AND created_at >= $2 AND created_at < $3`,
           params,
         ),
         one<{ calls: number; successes: number }>(
+          tx,
           `SELECT count(*) AS calls, coalesce(sum(success), 0) AS successes
              FROM tool_calls WHERE tenant_id = $1 AND at >= $2 AND at < $3`,
           params,
         ),
         one<{ judged: number; relevant: number }>(
+          tx,
           `SELECT count(relevant) AS judged, coalesce(sum(relevant), 0) AS relevant
              FROM retrieval_runs WHERE tenant_id = $1 AND at >= $2 AND at < $3`,
           params,
         ),
         one<{ checks: number; passed: number }>(
+          tx,
           `SELECT count(*) AS checks, count(*) FILTER (WHERE s -> 8 ->> 'triggered' IN ('false', '0')) AS passed
              FROM efficiency e
              JOIN journal j ON j.workflow_id = e.workflow_id AND j.tenant_id = e.tenant_id AND j.spans IS NOT NULL
@@ -128,6 +139,7 @@ export function createPostgresUsageAnalyticsStore(pool: pg.Pool): UsageAnalytics
           params,
         ),
         one<{ hits: number; tokens: number; cost: number; simulated_cost: number }>(
+          tx,
           `SELECT count(*) AS hits,
                   coalesce(sum(coalesce((ev #>> '{4,tokenUsage,inputTokens}')::float8, 0)
                              + coalesce((ev #>> '{4,tokenUsage,outputTokens}')::float8, 0)), 0) AS tokens,
@@ -141,8 +153,9 @@ export function createPostgresUsageAnalyticsStore(pool: pg.Pool): UsageAnalytics
             WHERE ${IN_WINDOW} AND ev ->> 3 = 'cacheHit'`,
           params,
         ),
-        taskModels(params),
+        taskModels(tx, params),
         all<TaskComplexityGroup>(
+          tx,
           `SELECT e.task_type AS "taskType", e.complexity, count(*) AS tasks,
                   count(*) FILTER (WHERE e.outcome = 'success') AS successes,
                   sum(e.efficiency_score) AS "efficiencyScore", sum(e.wall_time_seconds) AS "wallTimeSeconds"
@@ -167,7 +180,7 @@ export function createPostgresUsageAnalyticsStore(pool: pg.Pool): UsageAnalytics
    * (every ended call's exact duration), a roll-up period from its roll-up rows (durations by
    * bucket) — here both from the rows, in two statements for all pieces.
    */
-  async function modelsByPiece(tenantId: string, window: { from: number; to: number }): Promise<ModelSums[][]> {
+  async function modelsByPiece(tx: Tx, tenantId: string, window: { from: number; to: number }): Promise<ModelSums[][]> {
     const segments = segmentsOf(window);
     const lo: Array<number | null> = [];
     const hi: Array<number | null> = [];
@@ -186,6 +199,7 @@ export function createPostgresUsageAnalyticsStore(pool: pg.Pool): UsageAnalytics
     const params = [tenantId, lo, hi, bucketed];
     const [tasks, calls] = await Promise.all([
       all<ModelRow & RangeRow>(
+        tx,
         `SELECT p.i, m.key AS model, max(${SIMULATED}::int) AS simulated,
                 coalesce(sum((m.value ->> 'calls')::float8), 0) AS calls,
                 coalesce(sum((m.value ->> 'tokens_in')::float8), 0) AS tokens_in,
@@ -201,6 +215,7 @@ export function createPostgresUsageAnalyticsStore(pool: pg.Pool): UsageAnalytics
         params,
       ),
       all<RangeRow & { model: string; failed: number; ms: number | null; calls: number }>(
+        tx,
         `WITH ends AS (
            SELECT p.i, p.bucketed, ev -> 4 ->> 'model' AS model, ((ev -> 4 -> 'error') IS NOT NULL)::int AS failed,
                   CASE WHEN json_typeof(ev -> 4 -> 'duration') = 'number' THEN (ev -> 4 ->> 'duration')::float8 END AS d
@@ -241,51 +256,56 @@ export function createPostgresUsageAnalyticsStore(pool: pg.Pool): UsageAnalytics
 
   return {
     async dashboard(tenantId, window): Promise<DashboardSums> {
-      const whole = await rawDashboard(tenantId, window.from, window.to);
+      const whole = await inSnapshot(pool, (tx) => rawDashboard(tx, tenantId, window.from, window.to));
       // The same group order and membership as SQLite's added-up pieces.
       return segmentsOf(window).length === 0 ? whole : addDashboardSums([whole]);
     },
 
     async taskModels(tenantId, window): Promise<TaskModelGroup[]> {
       if (segmentsOf(window).length === 0) return [];
-      return addTaskModelGroups([await taskModels(windowParams(tenantId, window.from, window.to))]);
+      return addTaskModelGroups([await taskModels(pool, windowParams(tenantId, window.from, window.to))]);
     },
 
     async toolCalls(tenantId, { from, to }) {
       const params = windowParams(tenantId, from, to);
-      const [byToolAgent, pairs, efficiency] = await Promise.all([
-        // `useful` is NULL for a group whose calls all succeeded without a node row, as in SQLite.
-        all<ToolAgentSums>(
-          `SELECT c.tool, c.agent, count(*) AS calls, sum(c.success) AS successes, sum(c.latency_ms) AS "latencyMs",
+      const [byToolAgent, pairs, efficiency] = await inSnapshot(pool, (tx) =>
+        Promise.all([
+          // `useful` is NULL for a group whose calls all succeeded without a node row, as in SQLite.
+          all<ToolAgentSums>(
+            tx,
+            `SELECT c.tool, c.agent, count(*) AS calls, sum(c.success) AS successes, sum(c.latency_ms) AS "latencyMs",
                   sum(CASE WHEN c.success = 1 AND n.status = 'completed' THEN 1
                            WHEN c.success <> 1 OR n.status <> 'completed' THEN 0 END) AS useful
              FROM tool_calls c LEFT JOIN nodes n ON n.id = c.node_id
             WHERE c.tenant_id = $1 AND c.at >= $2 AND c.at < $3
             GROUP BY c.tool, c.agent ORDER BY c.tool COLLATE "C", c.agent COLLATE "C"`,
-          params,
-        ),
-        all<ToolPairCount>(
-          `SELECT tool, next, count(*) AS count FROM (
+            params,
+          ),
+          all<ToolPairCount>(
+            tx,
+            `SELECT tool, next, count(*) AS count FROM (
              SELECT tool, lead(tool) OVER (PARTITION BY node_id ORDER BY id) AS next
                FROM tool_calls WHERE tenant_id = $1 AND at >= $2 AND at < $3
            ) pairs WHERE next IS NOT NULL
            GROUP BY tool, next ORDER BY tool COLLATE "C", count DESC, next COLLATE "C"`,
-          params,
-        ),
-        all<ToolEfficiencySums>(
-          `SELECT c.tool, count(*) AS workflows, sum(e.efficiency_score) AS "efficiencyScore"
+            params,
+          ),
+          all<ToolEfficiencySums>(
+            tx,
+            `SELECT c.tool, count(*) AS workflows, sum(e.efficiency_score) AS "efficiencyScore"
              FROM (SELECT DISTINCT tool, workflow_id FROM tool_calls WHERE tenant_id = $1 AND at >= $2 AND at < $3) c
              JOIN efficiency e ON e.workflow_id = c.workflow_id
             GROUP BY c.tool ORDER BY c.tool COLLATE "C"`,
-          params,
-        ),
-      ]);
+            params,
+          ),
+        ]),
+      );
       return { byToolAgent, pairs, efficiency };
     },
 
     async models(tenantId, window): Promise<ModelSums[]> {
       if (segmentsOf(window).length === 0) return [];
-      return addModelSums(await modelsByPiece(tenantId, window));
+      return addModelSums(await inSnapshot(pool, (tx) => modelsByPiece(tx, tenantId, window)));
     },
   };
 }
