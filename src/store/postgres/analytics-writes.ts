@@ -74,10 +74,11 @@ export async function writeAnalytics(
   if (toolCalls?.length) {
     await tx.query(
       `INSERT INTO tool_calls (tenant_id, workflow_id, node_id, tool, agent, model, success, latency_ms, result_bytes, at)
-       SELECT "tenantId", "workflowId", "nodeId", tool, agent, model, success::int, round("latencyMs"), "resultBytes", at
+       SELECT "tenantId", "workflowId", "nodeId", tool, agent, model, success::int, "latencyMs", "resultBytes", at
          FROM json_to_recordset($1) AS c ("tenantId" text, "workflowId" text, "nodeId" text, tool text, agent text,
-           model text, success boolean, "latencyMs" float8, "resultBytes" int, at bigint)`,
-      [JSON.stringify(toolCalls)],
+           model text, success boolean, "latencyMs" int, "resultBytes" int, at bigint)`,
+      // Rounded here as the SQLite store does (Math.round: halves up); round() on float8 rounds them to even.
+      [JSON.stringify(toolCalls.map((c) => ({ ...c, latencyMs: Math.round(c.latencyMs) })))],
     );
   }
   if (retrievalRuns?.length) {

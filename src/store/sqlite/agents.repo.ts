@@ -1,49 +1,32 @@
 import { SELECTION_STRATEGIES } from '../../domain/agent-selection.js';
 import {
-  type AgentRunSums,
   type AgentUse,
   MAX_AGENTS_PER_TENANT,
   MAX_VERSIONS_PER_AGENT,
   type RegisteredAgent,
-  type SavingsSums,
   type StrategySums,
 } from '../../domain/agents.js';
-import { type AgentConfig, AgentConfigSchema } from '../../domain/definition.js';
-import { AppError } from '../../domain/errors.js';
-import type { AgentRole } from '../../domain/names.js';
+import type { AgentConfig } from '../../domain/definition.js';
 import type { AgentRegistry, Page } from '../../domain/ports.js';
-import { decodeKeyset, encodeKeyset } from '../keyset.js';
+import {
+  type AgentRow,
+  conflict,
+  type HistoryRow,
+  pageOf,
+  type SavingsRow,
+  type StrategyRow,
+  toAgent,
+  toAgentRunSums,
+  tooManyAgents,
+  tooManyVersions,
+  toSavingsSums,
+  toStrategySums,
+} from '../agent-rows.js';
+import { decodeKeyset } from '../keyset.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 
 /** The agent registry and the agent-use history (migrations/sqlite/0013_agents.sql; retiring: see `retire`). */
-
-interface AgentRow {
-  name: string;
-  version: number;
-  role: AgentRole | null;
-  config: string;
-  created_at: number;
-}
-
-const toAgent = (row: AgentRow): RegisteredAgent => ({
-  name: row.name,
-  version: row.version,
-  role: row.role,
-  config: AgentConfigSchema.parse(JSON.parse(row.config)),
-  createdAt: row.created_at,
-});
-
-/** The first `limit` rows; a cursor after the last of them when more follow. */
-function pageOf(rows: AgentRow[], limit: number): Page<RegisteredAgent> {
-  const items = rows.slice(0, limit);
-  const last = items.at(-1);
-  return { items: items.map(toAgent), nextCursor: rows.length > limit && last ? encodeKeyset([last.name]) : null };
-}
-
-function limitExceeded(path: string, message: string): AppError {
-  return new AppError('LIMIT_EXCEEDED', `${path}: ${message}`, { details: [{ path, message }] });
-}
 
 /** The insert of agent_uses rows, run inside the workflow's own insert (workflows.repo.ts). */
 export function createAgentUseRows(db: Db): { insert(uses: readonly AgentUse[]): void } {
@@ -174,9 +157,7 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
   /** Inserts the next version of `name` (inside a transaction). */
   function insertNext(tenantId: string, name: string, config: AgentConfig): RegisteredAgent {
     const version = (lastVersion.get(tenantId, name) ?? 0) + 1;
-    if (version > MAX_VERSIONS_PER_AGENT) {
-      throw limitExceeded('name', `agent "${name}" has ${MAX_VERSIONS_PER_AGENT} versions, the most one name may have`);
-    }
+    if (version > MAX_VERSIONS_PER_AGENT) throw tooManyVersions(name);
     const createdAt = now();
     insert.run(tenantId, name, version, config.role ?? null, JSON.stringify(config), createdAt);
     return { name, version, role: config.role ?? null, config, createdAt };
@@ -185,12 +166,8 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
   return {
     create(tenantId, name, config) {
       return committer.run(() => {
-        if (selectCurrent.get(tenantId, name)) {
-          throw new AppError('CONFLICT', `an agent named "${name}" exists; PUT /v1/agents/${name} adds a version`);
-        }
-        if ((countLive.get(tenantId) ?? 0) >= MAX_AGENTS_PER_TENANT) {
-          throw limitExceeded('name', `you have ${MAX_AGENTS_PER_TENANT} agents, the most a tenant may register`);
-        }
+        if (selectCurrent.get(tenantId, name)) throw conflict(name);
+        if ((countLive.get(tenantId) ?? 0) >= MAX_AGENTS_PER_TENANT) throw tooManyAgents();
         return insertNext(tenantId, name, config);
       });
     },
@@ -237,17 +214,7 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
     },
 
     async rewardHistory(tenantId, agents, taskType, complexity) {
-      const sums = new Map<string, AgentRunSums>();
-      for (const row of history.all(tenantId, taskType, complexity, JSON.stringify(agents))) {
-        sums.set(row.agent, {
-          runs: row.runs,
-          rewardSum: row.reward_sum,
-          successes: row.successes,
-          costUsd: row.cost_usd,
-          simulatedCostUsd: row.simulated_cost_usd,
-        });
-      }
-      return sums;
+      return toAgentRunSums(history.all(tenantId, taskType, complexity, JSON.stringify(agents)));
     },
 
     async strategySums(tenantId, filter) {
@@ -265,16 +232,7 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
         filter.taskType === undefined
           ? savingsAll.all(tenantId, ...range)
           : savingsOfType.all(tenantId, ...range, filter.taskType);
-      return rows.map(
-        (row): SavingsSums => ({
-          taskType: row.task_type,
-          strategy: row.strategy,
-          runs: row.runs,
-          counted: row.counted,
-          savedUsd: row.saved_usd,
-          savedSimulatedUsd: row.saved_simulated_usd,
-        }),
-      );
+      return rows.map(toSavingsSums);
     },
 
     async recentStrategySums(tenantId, taskType, perStrategy) {
@@ -284,49 +242,5 @@ export function createSqliteAgentRegistry(db: Db, committer: GroupCommitter, now
         return [toStrategySums({ ...row, strategy })];
       });
     },
-  };
-}
-
-interface HistoryRow {
-  agent: string;
-  runs: number;
-  reward_sum: number;
-  successes: number;
-  cost_usd: number;
-  simulated_cost_usd: number;
-}
-
-interface SavingsRow {
-  task_type: string;
-  strategy: SavingsSums['strategy'];
-  runs: number;
-  counted: number;
-  saved_usd: number;
-  saved_simulated_usd: number;
-}
-
-interface StrategyRow {
-  strategy: StrategySums['strategy'];
-  runs: number;
-  rewarded: number;
-  reward_sum: number;
-  successes: number;
-  cost_usd: number;
-  simulated_cost_usd: number;
-  saved_usd: number | null;
-  saved_simulated_usd: number | null;
-}
-
-function toStrategySums(row: StrategyRow): StrategySums {
-  return {
-    strategy: row.strategy,
-    runs: row.runs,
-    rewarded: row.rewarded,
-    rewardSum: row.reward_sum,
-    successes: row.successes,
-    costUsd: row.cost_usd,
-    simulatedCostUsd: row.simulated_cost_usd,
-    savedUsd: row.saved_usd ?? 0,
-    savedSimulatedUsd: row.saved_simulated_usd ?? 0,
   };
 }

@@ -1,20 +1,7 @@
 import type { EngagementStore } from '../../domain/ports.js';
 import type { EngagementFilter, EngagementSums } from '../../domain/tool-analytics.js';
+import { type EngagementRow, toEngagementSums } from '../usage-rows.js';
 import type { Db } from './db.js';
-
-interface SumsRow {
-  model: string;
-  guarded: 0 | 1;
-  runs: number;
-  tasks: number;
-  model_tasks: number;
-  retrieval_calls: number;
-  steps: number;
-  loop_exhausted: number;
-  guard_interventions: number;
-  outcome_reward: number | null;
-  rewarded: number;
-}
 
 /**
  * Retrieval engagement sums (migrations/sqlite/0010) for the analytics and the auto guard: one indexed
@@ -22,7 +9,7 @@ interface SumsRow {
  */
 export function createSqliteEngagementStore(db: Db): EngagementStore {
   const query = (typed: boolean) =>
-    db.prepare<unknown[], SumsRow>(
+    db.prepare<unknown[], EngagementRow>(
       `WITH runs AS (
          SELECT * FROM retrieval_runs WHERE tenant_id = ? ${typed ? 'AND task_type = ?' : ''} AND at >= ? AND at < ?)
        SELECT r.model, (r.guard_min_calls IS NOT NULL) AS guarded, COUNT(*) AS runs,
@@ -32,7 +19,7 @@ export function createSqliteEngagementStore(db: Db): EngagementStore {
               SUM(r.loop_exhausted) AS loop_exhausted, SUM(r.guard_interventions) AS guard_interventions,
               SUM(w.outcome_reward) AS outcome_reward, COUNT(w.outcome_reward) AS rewarded
          FROM runs r LEFT JOIN rewards w ON w.workflow_id = r.workflow_id AND w.tenant_id = r.tenant_id
-        GROUP BY r.model, guarded`,
+        GROUP BY r.model, guarded ORDER BY r.model, guarded`,
     );
   const all = query(false);
   const ofType = query(true);
@@ -41,19 +28,7 @@ export function createSqliteEngagementStore(db: Db): EngagementStore {
       const range = [filter.from ?? 0, filter.to ?? Number.MAX_SAFE_INTEGER];
       const rows =
         filter.taskType === undefined ? all.all(tenantId, ...range) : ofType.all(tenantId, filter.taskType, ...range);
-      return rows.map((row) => ({
-        model: row.model,
-        guarded: row.guarded === 1,
-        runs: row.runs,
-        tasks: row.tasks,
-        modelTasks: row.model_tasks,
-        retrievalCalls: row.retrieval_calls,
-        steps: row.steps,
-        loopExhausted: row.loop_exhausted,
-        guardInterventions: row.guard_interventions,
-        outcomeReward: row.outcome_reward ?? 0,
-        rewarded: row.rewarded,
-      }));
+      return rows.map(toEngagementSums);
     },
   };
 }

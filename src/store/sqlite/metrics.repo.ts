@@ -1,86 +1,34 @@
-import { ValidationError } from '../../domain/errors.js';
 import {
   type EfficiencyRecord,
-  EfficiencyRecordSchema,
   type EfficiencySums,
   type FeedbackAction,
-  FeedbackActionSchema,
   type RewardRecord,
-  RewardRecordSchema,
   type RewardSums,
   recordCostUsd,
 } from '../../domain/metrics.js';
 import type { ChangeSet, MetricsFilter, MetricsStore, Page } from '../../domain/ports.js';
 import { decodeKeyset, encodeKeyset } from '../keyset.js';
+import {
+  checkLimit,
+  type EfficiencyRow,
+  METRICS_FILTERS,
+  ms,
+  REWARD_COLUMNS,
+  type RewardRow,
+  rangeOf,
+  toActions,
+  toRecord,
+  toReward,
+} from '../metrics-rows.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 
 /**
- * The efficiency, rewards and feedback tables (migrations/sqlite/0006). Records and rewards are written by
- * `apply`, inside the workflow store's `applyChanges` transaction, so they commit with the
- * workflow's final state or not at all; feedback goes through the group committer.
+ * The efficiency, rewards and feedback tables (migrations/sqlite/0006; rows: ../metrics-rows.ts).
+ * Records and rewards are written by `apply`, inside the workflow store's `applyChanges`
+ * transaction, so they commit with the workflow's final state or not at all; feedback goes through
+ * the group committer.
  */
-
-interface EfficiencyRow {
-  record: string;
-  workflow_id: string;
-  created_at: number;
-}
-
-interface RewardRow {
-  workflow_id: string;
-  task_type: string;
-  complexity: string;
-  outcome_reward: number;
-  efficiency_reward: number;
-  preference_reward: number | null;
-  aggregate_reward: number;
-  created_at: number;
-  updated_at: number;
-}
-
-const REWARD_COLUMNS =
-  'workflow_id, task_type, complexity, outcome_reward, efficiency_reward, preference_reward, aggregate_reward, created_at, updated_at';
-
-const ms = (iso: string): number => Date.parse(iso);
-
-/** JSON and enum columns go back through zod: a corrupt row fails loudly, not downstream. */
-function toRecord(row: EfficiencyRow): EfficiencyRecord {
-  return EfficiencyRecordSchema.parse(JSON.parse(row.record));
-}
-
-function toReward(row: RewardRow): RewardRecord {
-  return RewardRecordSchema.parse({
-    ...row,
-    created_at: new Date(row.created_at).toISOString(),
-    updated_at: new Date(row.updated_at).toISOString(),
-  });
-}
-
-function toActions(json: string): FeedbackAction[] {
-  return FeedbackActionSchema.array().parse(JSON.parse(json));
-}
-
-function checkLimit(limit: number): void {
-  if (!Number.isInteger(limit) || limit < 1) {
-    throw new ValidationError('Invalid limit', [{ path: 'limit', message: 'must be a positive integer' }]);
-  }
-}
-
-const FILTERS = [
-  ['from', 'created_at >= ?'],
-  ['to', 'created_at <= ?'],
-  ['taskType', 'task_type = ?'],
-  ['complexity', 'complexity = ?'],
-] as const;
-
-/** Rewards are filtered by time only. */
-function rangeOf(filter: Pick<MetricsFilter, 'from' | 'to'>): MetricsFilter {
-  const range: MetricsFilter = {};
-  if (filter.from !== undefined) range.from = filter.from;
-  if (filter.to !== undefined) range.to = filter.to;
-  return range;
-}
 
 export interface MetricsRows {
   /**
@@ -176,10 +124,10 @@ export function createSqliteMetricsStore(db: Db, committer: GroupCommitter): Met
 
   /** The WHERE clause and parameters of a tenant's filtered window; one prepared statement per shape. */
   function windowOf(tenantId: string, filter: MetricsFilter) {
-    const present = FILTERS.filter(([key]) => filter[key] !== undefined);
+    const present = METRICS_FILTERS.filter(([key]) => filter[key] !== undefined);
     return {
       shape: present.map(([k]) => k).join(','),
-      where: ['tenant_id = ?', ...present.map(([, condition]) => condition)].join(' AND '),
+      where: ['tenant_id = ?', ...present.map(([, column, op]) => `${column} ${op} ?`)].join(' AND '),
       params: [tenantId, ...present.map(([k]) => filter[k])] as unknown[],
     };
   }

@@ -2,16 +2,24 @@ import type { UsageAnalyticsStore } from '../../domain/ports.js';
 import type {
   DashboardSums,
   ModelSums,
-  SumCount,
   TaskComplexityGroup,
   TaskModelGroup,
   ToolAgentSums,
   ToolEfficiencySums,
   ToolPairCount,
 } from '../../domain/usage-analytics.js';
+import {
+  type EndedCalls,
+  GATE_FAILED,
+  GATE_PASSED,
+  type ModelRow,
+  type RecordSumsRow,
+  toDashboardSums,
+  toModelSums,
+} from '../usage-rows.js';
+import { addDashboardSums, addModelSums, addTaskModelGroups, segmentsOf } from '../usage-sums.js';
 import type { Db } from './db.js';
-import { createRollupReader, segmentsOf } from './usage-rollups.repo.js';
-import { addDashboardSums, addModelSums, addTaskModelGroups } from './usage-sums.js';
+import { createRollupReader } from './usage-rollups.repo.js';
 
 /**
  * The dashboard, tool and model analytics (docs/design.md#events-spans-metrics-and-rewards). The dashboard and model
@@ -35,50 +43,12 @@ const IN_WINDOW = 'e.tenant_id = ? AND e.created_at >= ? AND e.created_at < ?';
  */
 const EFFICIENCY = 'efficiency e INDEXED BY efficiency_by_tenant_time';
 
-/** Outcome reasons a quality gate (responseFormat checks, a review) decided; the first three passed it. */
-const GATE_PASSED = `'tests_passed_first_try', 'tests_passed_after_fix', 'review_approved'`;
-const GATE_FAILED = `'tests_partial_pass', 'review_concerns_minor', 'tests_failed', 'review_blocked'`;
-
-interface RecordSumsRow {
-  tasks: number;
-  successes: number;
-  efficiency_score: number;
-  agents_spawned: number;
-  total_agent_calls: number;
-  wall_time_seconds: number;
-  recovery_sum: number;
-  recovery_count: number;
-  goal_sum: number;
-  goal_count: number;
-  selection_sum: number;
-  selection_count: number;
-  gates_passed: number;
-  gates_count: number;
-  cost_usd: number;
-  simulated_cost_usd: number;
-}
-
-interface ModelRow {
-  model: string;
-  simulated: 0 | 1;
-  calls: number;
-  tokens_in: number;
-  tokens_out: number;
-  cost_usd: number;
-  tasks: number;
-  successful_tasks: number;
-  reward_sum: number;
-  reward_count: number;
-}
-
 interface CallRow {
   model: string;
   ended: number;
   failed: number;
   durations: string;
 }
-
-const sc = (sum: number | null, count: number | null): SumCount => ({ sum: sum ?? 0, count: count ?? 0 });
 
 export interface RawUsageQueries {
   dashboard(tenantId: string, from: number, to: number): DashboardSums;
@@ -184,80 +154,32 @@ export function createRawUsageQueries(db: Db): RawUsageQueries {
   );
 
   function rawDashboard(tenantId: string, from: number, to: number): DashboardSums {
-    const r = recordSums.get(tenantId, from, to) as RecordSumsRow;
-    const w = rewardSums.get(tenantId, from, to) ?? { count: 0, outcome: 0, preference: 0, with_preference: 0 };
-    const calls = toolCallSums.get(tenantId, from, to) ?? { calls: 0, successes: 0 };
-    const rel = relevance.get(tenantId, from, to) ?? { judged: 0, relevant: 0 };
-    const guard = guardrails.get(tenantId, from, to) ?? { checks: 0, passed: 0 };
-    const hits = cacheHits.get(tenantId, from, to) ?? { hits: 0, tokens: 0, cost: 0, simulated_cost: 0 };
-    return {
-      tasks: r.tasks,
-      successes: r.successes,
-      efficiencyScore: r.efficiency_score,
-      agentsSpawned: r.agents_spawned,
-      totalAgentCalls: r.total_agent_calls,
-      wallTimeSeconds: r.wall_time_seconds,
-      recoveryRate: sc(r.recovery_sum, r.recovery_count),
-      goalAdherence: sc(r.goal_sum, r.goal_count),
-      toolSelection: sc(r.selection_sum, r.selection_count),
-      qualityGates: sc(r.gates_passed, r.gates_count),
-      costUsd: r.cost_usd,
-      simulatedCostUsd: r.simulated_cost_usd,
-      rewards: { count: w.count, outcome: w.outcome, preference: sc(w.preference, w.with_preference) },
-      toolCalls: sc(calls.successes, calls.calls),
-      retrievalRelevance: sc(rel.relevant, rel.judged),
-      guardrails: sc(guard.passed, guard.checks),
-      cache: {
-        hits: hits.hits,
-        tokensSaved: hits.tokens,
-        costSavedUsd: hits.cost,
-        simulatedCostSavedUsd: hits.simulated_cost,
-      },
+    return toDashboardSums({
+      records: recordSums.get(tenantId, from, to) as RecordSumsRow,
+      rewards: rewardSums.get(tenantId, from, to),
+      toolCalls: toolCallSums.get(tenantId, from, to),
+      relevance: relevance.get(tenantId, from, to),
+      guardrails: guardrails.get(tenantId, from, to),
+      cacheHits: cacheHits.get(tenantId, from, to),
       byTaskModel: byTaskModel.all(tenantId, from, to),
       byTaskComplexity: byTaskComplexity.all(tenantId, from, to),
-    };
+    });
   }
 
   function rawModels(tenantId: string, from: number, to: number): ModelSums[] {
-    const ended = new Map(modelCalls.all(tenantId, from, to).map((row) => [row.model, row]));
-    const tasks = modelTasks.all(tenantId, from, to);
-    // Models with ended calls but no task here still count when another piece of the window has their task.
-    const known = new Set(tasks.map((row) => row.model));
-    const callsOnly: ModelRow[] = [...ended.keys()]
-      .filter((model) => model !== null && !known.has(model))
-      .map((model) => ({
-        model,
-        simulated: 0,
-        calls: 0,
-        tokens_in: 0,
-        tokens_out: 0,
-        cost_usd: 0,
-        tasks: 0,
-        successful_tasks: 0,
-        reward_sum: 0,
-        reward_count: 0,
-      }));
-    return [...tasks, ...callsOnly].map((row) => {
-      const calls = ended.get(row.model);
-      const durations = calls ? (JSON.parse(calls.durations) as Array<number | null>) : [];
-      return {
-        model: row.model,
-        simulated: row.simulated === 1,
-        calls: row.calls,
-        tokensIn: row.tokens_in,
-        tokensOut: row.tokens_out,
-        costUsd: row.cost_usd,
-        tasks: row.tasks,
-        successfulTasks: row.successful_tasks,
-        aggregateReward: sc(row.reward_sum, row.reward_count),
-        endedCalls: calls?.ended ?? 0,
-        failedCalls: calls?.failed ?? 0,
+    const ended = new Map<string, EndedCalls>();
+    for (const row of modelCalls.all(tenantId, from, to)) {
+      const durations = JSON.parse(row.durations) as Array<number | null>;
+      ended.set(row.model, {
+        ended: row.ended,
+        failed: row.failed,
         durations: durations
           .filter((d): d is number => typeof d === 'number')
           .sort((a, b) => a - b)
           .map((ms) => ({ ms, calls: 1 })),
-      };
-    });
+      });
+    }
+    return toModelSums(modelTasks.all(tenantId, from, to), ended);
   }
 
   return {

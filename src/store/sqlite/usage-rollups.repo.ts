@@ -4,47 +4,16 @@ import type {
   ModelSums,
   TaskComplexityGroup,
   TaskModelGroup,
-  UsageWindow,
 } from '../../domain/usage-analytics.js';
+import type { Segment } from '../usage-sums.js';
 import type { Db } from './db.js';
 
 /**
  * Reads of the usage roll-ups (migrations/sqlite/0022, docs/analytics.md#dashboard-and-analytics): a window is cut
- * into whole UTC days, whole hours around them, and the partial hours at its edges; the roll-ups
- * answer the first two, the raw rows (usage-analytics.repo.ts) the edges, and the pieces add up.
+ * into whole UTC days, whole hours around them, and the partial hours at its edges (../usage-sums.ts
+ * segmentsOf); the roll-ups answer the first two, the raw rows (usage-analytics.repo.ts) the edges,
+ * and the pieces add up.
  */
-
-const HOUR_MS = 3_600_000;
-const HOURS_PER_DAY = 24;
-const HOUR = 0;
-const DAY = 1;
-
-export type Segment =
-  | { kind: 'raw'; from: number; to: number }
-  | { kind: 'rollup'; grain: typeof HOUR | typeof DAY; from: number; to: number };
-
-/** [from, to) in ms as raw edges and roll-up periods (hour or day numbers, `to` exclusive); empty pieces left out. */
-export function segmentsOf({ from, to }: UsageWindow): Segment[] {
-  const h0 = Math.ceil(from / HOUR_MS);
-  const h1 = Math.floor(to / HOUR_MS);
-  if (h0 >= h1) return from < to ? [{ kind: 'raw', from, to }] : [];
-  const d0 = Math.ceil(h0 / HOURS_PER_DAY);
-  const d1 = Math.floor(h1 / HOURS_PER_DAY);
-  const pieces: Segment[] =
-    d0 < d1
-      ? [
-          { kind: 'rollup', grain: HOUR, from: h0, to: d0 * HOURS_PER_DAY },
-          { kind: 'rollup', grain: DAY, from: d0, to: d1 },
-          { kind: 'rollup', grain: HOUR, from: d1 * HOURS_PER_DAY, to: h1 },
-        ]
-      : [{ kind: 'rollup', grain: HOUR, from: h0, to: h1 }];
-  const edges: Segment[] = [
-    { kind: 'raw', from, to: h0 * HOUR_MS },
-    ...pieces,
-    { kind: 'raw', from: h1 * HOUR_MS, to },
-  ];
-  return edges.filter((s) => s.from < s.to);
-}
 
 type Totals = Omit<DashboardSums, 'byTaskModel' | 'byTaskComplexity'>;
 

@@ -5,13 +5,58 @@ import type {
   SumCount,
   TaskComplexityGroup,
   TaskModelGroup,
-} from '../../domain/usage-analytics.js';
+  UsageWindow,
+} from '../domain/usage-analytics.js';
 
 /**
- * Adds up the sums of a window's pieces (usage-rollups.repo.ts cuts it into roll-up periods and raw
- * edges): every figure is a sum or a count, so the pieces add exactly; groups come back in the order
- * and with the membership the single query over the raw rows gave (only groups with a task).
+ * Adds up the sums of a window's pieces (segmentsOf cuts it into roll-up periods and raw edges):
+ * every figure is a sum or a count, so the pieces add exactly; groups come back in the order and
+ * with the membership the single query over the raw rows gave (only groups with a task).
+ * Driver-free: both stores' analytics use it.
  */
+
+const HOUR_MS = 3_600_000;
+const HOURS_PER_DAY = 24;
+/** Roll-up grains: UTC hours and UTC days. */
+const HOUR = 0;
+const DAY = 1;
+
+/**
+ * A piece of a window: raw edges (ms, `to` exclusive) or roll-up periods (hour or day numbers, `to`
+ * exclusive). SQLite reads the periods from its roll-up tables; PostgreSQL sums the same periods'
+ * rows directly, bucketing latencies as the roll-ups do, so both answer alike.
+ */
+export type Segment =
+  | { kind: 'raw'; from: number; to: number }
+  | { kind: 'rollup'; grain: typeof HOUR | typeof DAY; from: number; to: number };
+
+/** [from, to) in ms as raw edges and roll-up periods (hour or day numbers, `to` exclusive); empty pieces left out. */
+export function segmentsOf({ from, to }: UsageWindow): Segment[] {
+  const h0 = Math.ceil(from / HOUR_MS);
+  const h1 = Math.floor(to / HOUR_MS);
+  if (h0 >= h1) return from < to ? [{ kind: 'raw', from, to }] : [];
+  const d0 = Math.ceil(h0 / HOURS_PER_DAY);
+  const d1 = Math.floor(h1 / HOURS_PER_DAY);
+  const pieces: Segment[] =
+    d0 < d1
+      ? [
+          { kind: 'rollup', grain: HOUR, from: h0, to: d0 * HOURS_PER_DAY },
+          { kind: 'rollup', grain: DAY, from: d0, to: d1 },
+          { kind: 'rollup', grain: HOUR, from: d1 * HOURS_PER_DAY, to: h1 },
+        ]
+      : [{ kind: 'rollup', grain: HOUR, from: h0, to: h1 }];
+  const edges: Segment[] = [
+    { kind: 'raw', from, to: h0 * HOUR_MS },
+    ...pieces,
+    { kind: 'raw', from: h1 * HOUR_MS, to },
+  ];
+  return edges.filter((s) => s.from < s.to);
+}
+
+/** A roll-up segment's periods as epoch ms, `to` exclusive. */
+export function periodMs(grain: typeof HOUR | typeof DAY): number {
+  return grain === DAY ? HOUR_MS * HOURS_PER_DAY : HOUR_MS;
+}
 
 const sc = (a: SumCount, b: SumCount): SumCount => ({ sum: a.sum + b.sum, count: a.count + b.count });
 const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
