@@ -9,6 +9,16 @@ const shared = {
   pool: 'forks' as const,
 };
 
+/** Run a second time over PostgreSQL (the `postgres` project below). */
+const POSTGRES_SUITES = [
+  'test/api/auth-tenancy.test.ts',
+  'test/api/tenant-bounds.test.ts',
+  'test/api/fuzz-read-routes.test.ts',
+  'test/api/fuzz-write-routes.test.ts',
+  'test/api/fuzz-regressions.test.ts',
+  'test/api/fuzz-schema-arbitrary.test.ts',
+];
+
 export default defineConfig({
   test: {
     reporters: ['default'],
@@ -21,6 +31,18 @@ export default defineConfig({
           name: 'suite',
           include: ['test/**/*.test.ts'],
           exclude: ['test/**/*.timing.test.ts'],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        // The suites an attacker or a crash would test a store with, again over PostgreSQL: every
+        // app they build gets a fresh database of its own (test/support/build-app.ts). Suites that
+        // start the real server or read the database themselves say which kinds they run on.
+        test: {
+          ...shared,
+          name: 'postgres',
+          include: POSTGRES_SUITES,
+          env: { BATON_TEST_DATABASE: 'postgres' },
           sequence: { groupOrder: 0 },
         },
       },

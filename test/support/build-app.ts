@@ -6,6 +6,7 @@ import { createDeps, type Deps, type DepsOverrides } from '../../src/deps.js';
 import type { Status } from '../../src/domain/status.js';
 import { type FakeServer, type ReplySource, startFakeAnthropic } from './fake-anthropic.js';
 import { startFakeOpenAi } from './fake-openai.js';
+import { freshPostgresDatabase } from './postgres-database.js';
 
 export { quickStartExample } from '../../src/api/http/examples.js';
 
@@ -15,14 +16,30 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** A fully wired app over an in-memory database, with the executor taking work. */
+/**
+ * A fully wired app over an in-memory database, with the executor taking work. With
+ * BATON_TEST_DATABASE=postgres (the `postgres` project of vitest.config.ts) an app given no
+ * DATABASE_URL gets a fresh PostgreSQL database of its own instead, dropped when it closes.
+ */
 export async function buildTestApp(
   env: Record<string, string> = {},
   overrides: DepsOverrides = {},
   appOptions: BuildAppOptions = {},
 ): Promise<TestApp> {
-  const config = loadConfig({ DATABASE_PATH: ':memory:', LOG_LEVEL: 'silent', ...env });
-  const deps = await createDeps(config, overrides);
+  const postgres =
+    process.env.BATON_TEST_DATABASE === 'postgres' && env.DATABASE_URL === undefined
+      ? await freshPostgresDatabase()
+      : undefined;
+  const config = loadConfig({
+    DATABASE_PATH: ':memory:',
+    LOG_LEVEL: 'silent',
+    ...env,
+    ...(postgres ? { DATABASE_URL: postgres.url } : {}),
+  });
+  const deps = await createDeps(config, overrides).catch(async (err: unknown) => {
+    await postgres?.drop();
+    throw err;
+  });
   const app = await buildApp(deps, appOptions);
   await app.ready();
   await deps.executor.start();
@@ -34,6 +51,7 @@ export async function buildTestApp(
       closed ??= (async () => {
         await app.close();
         await deps.close();
+        await postgres?.drop();
       })();
       return closed;
     },

@@ -7,7 +7,7 @@ import { afterAll, inject } from 'vitest';
  * never share one. `drop()` removes it (and ends its connections).
  */
 export async function freshPostgresDatabase(): Promise<{ url: string; name: string; drop(): Promise<void> }> {
-  const maintenance = inject('postgresUrl');
+  const maintenance = maintenanceUrl();
   if (!maintenance)
     throw new Error('no PostgreSQL cluster: vitest.config.ts must run test/support/postgres-global-setup.ts');
   const name = `t_${randomBytes(6).toString('hex')}`;
@@ -56,4 +56,13 @@ export function migratedPostgresDatabase(): Promise<{ url: string }> {
     });
   }
   return migrated;
+}
+
+/** The run's cluster: provided to test files, inherited through the environment by threads they start. */
+function maintenanceUrl(): string | undefined {
+  try {
+    return inject('postgresUrl') ?? process.env.BATON_TEST_POSTGRES_URL;
+  } catch {
+    return process.env.BATON_TEST_POSTGRES_URL;
+  }
 }

@@ -18,5 +18,8 @@ export default async function setup(project: TestProject): Promise<() => void> {
   const cluster = await startPostgresCluster();
   console.log(`postgres: throwaway cluster on 127.0.0.1:${cluster.port} in ${Date.now() - started} ms`);
   project.provide('postgresUrl', cluster.url);
+  // Also in the environment the test processes inherit: worker threads a test starts (the route
+  // fuzz) have no `inject`, and read it from there.
+  process.env.BATON_TEST_POSTGRES_URL = cluster.url;
   return () => cluster.stop();
 }
