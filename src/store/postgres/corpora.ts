@@ -47,6 +47,8 @@ const INSERT_BATCH = 2_000;
 /** Key space of the tenant locks (pg_advisory_xact_lock(int, int)): "corp". */
 const TENANT_LOCK_CLASS = 0x636f7270;
 const UNIQUE_VIOLATION = '23505';
+/** What a statement ended by statement_timeout fails with. */
+const QUERY_CANCELED = '57014';
 /** PostgreSQL text holds no U+0000: an id or a name with one names no corpus. */
 const hasNul = (value: string): boolean => value.includes('\u0000');
 
@@ -233,6 +235,18 @@ export function createPostgresCorpusStore(pool: pg.Pool, options: PostgresCorpus
           },
           { readOnly: true, statementTimeoutMs: searchTimeoutMs },
         );
+      } catch (err) {
+        if ((err as { code?: string }).code === QUERY_CANCELED) {
+          throw new AppError(
+            'SERVICE_UNAVAILABLE',
+            `the search took longer than ${searchTimeoutMs} ms; retry shortly`,
+            {
+              retryAfterMs: BUSY_RETRY_AFTER_MS,
+              cause: err,
+            },
+          );
+        }
+        throw err;
       } finally {
         release();
       }
