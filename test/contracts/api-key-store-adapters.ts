@@ -54,6 +54,8 @@ export const API_KEY_STORE_ADAPTERS: Array<{ name: 'sqlite' | 'postgres'; open()
       const pools: pg.Pool[] = [];
       const openPool = () => {
         const pool = openPostgresPool({ connectionString: url, max: 2 });
+        // The file's database is dropped WITH (FORCE) at its end: a connection still closing may hear of it.
+        pool.on('error', () => {});
         pools.push(pool);
         return pool;
       };

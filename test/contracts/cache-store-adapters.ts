@@ -42,6 +42,8 @@ export const CACHE_STORE_ADAPTERS: Array<{ name: 'sqlite' | 'postgres'; open(): 
       const pools: pg.Pool[] = [];
       const openPool = () => {
         const pool = openPostgresPool({ connectionString: url, max: 4 });
+        // The file's database is dropped WITH (FORCE) at its end: a connection still closing may hear of it.
+        pool.on('error', () => {});
         pools.push(pool);
         return pool;
       };
