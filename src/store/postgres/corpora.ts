@@ -233,7 +233,7 @@ export function createPostgresCorpusStore(pool: pg.Pool, options: PostgresCorpus
               k,
             );
           },
-          { readOnly: true, statementTimeoutMs: searchTimeoutMs },
+          { readOnly: true, statementTimeoutMs: searchTimeoutMs, indexOnly: true },
         );
       } catch (err) {
         if ((err as { code?: string }).code === QUERY_CANCELED) {
