@@ -1,11 +1,12 @@
 import type pg from 'pg';
+import { afterAll } from 'vitest';
 import type { ApiKeyStore } from '../../src/domain/ports.js';
 import { createPostgresApiKeyStore } from '../../src/store/postgres/api-keys.js';
 import { openPostgresPool } from '../../src/store/postgres/pool.js';
 import { createSqliteApiKeyStore } from '../../src/store/sqlite/api-keys.repo.js';
 import { openDatabase } from '../../src/store/sqlite/db.js';
 import { createGroupCommitter } from '../../src/store/sqlite/group-commit.js';
-import { migratedPostgresDatabase } from '../support/postgres-database.js';
+import { dropMigratedPostgresDatabase, migratedPostgresDatabase } from '../support/postgres-database.js';
 
 export interface StoredKey {
   tenantId: string;
@@ -28,6 +29,8 @@ export interface OpenedApiKeyStore {
 const ORDERED = 'SELECT tenant_id, key_hash, created_at FROM api_keys ORDER BY tenant_id, key_hash';
 type Row = { tenant_id: string; key_hash: string; created_at: number };
 const toStored = (r: Row): StoredKey => ({ tenantId: r.tenant_id, keyHash: r.key_hash, createdAt: r.created_at });
+
+afterAll(dropMigratedPostgresDatabase);
 
 export const API_KEY_STORE_ADAPTERS: Array<{ name: 'sqlite' | 'postgres'; open(): Promise<OpenedApiKeyStore> }> = [
   {
@@ -54,6 +57,8 @@ export const API_KEY_STORE_ADAPTERS: Array<{ name: 'sqlite' | 'postgres'; open()
       const pools: pg.Pool[] = [];
       const openPool = () => {
         const pool = openPostgresPool({ connectionString: url, max: 2 });
+        // The file's database is dropped WITH (FORCE) at its end: a connection still closing may hear of it.
+        pool.on('error', () => {});
         pools.push(pool);
         return pool;
       };

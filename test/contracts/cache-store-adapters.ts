@@ -1,11 +1,12 @@
 import type pg from 'pg';
+import { afterAll } from 'vitest';
 import type { CacheStore } from '../../src/domain/cache.js';
 import { createPostgresCacheStore } from '../../src/store/postgres/cache.js';
 import { openPostgresPool } from '../../src/store/postgres/pool.js';
 import { createSqliteCacheStore } from '../../src/store/sqlite/cache.repo.js';
 import { openDatabase } from '../../src/store/sqlite/db.js';
 import { createGroupCommitter } from '../../src/store/sqlite/group-commit.js';
-import { migratedPostgresDatabase } from '../support/postgres-database.js';
+import { dropMigratedPostgresDatabase, migratedPostgresDatabase } from '../support/postgres-database.js';
 
 /** The persistent cache tiers the contract specs run against, each opened empty per test. */
 export interface OpenedCacheStore {
@@ -16,6 +17,8 @@ export interface OpenedCacheStore {
   corrupt(tenantId: string, key: string, value: string): Promise<void>;
   close(): Promise<void>;
 }
+
+afterAll(dropMigratedPostgresDatabase);
 
 export const CACHE_STORE_ADAPTERS: Array<{ name: 'sqlite' | 'postgres'; open(): Promise<OpenedCacheStore> }> = [
   {
@@ -42,6 +45,8 @@ export const CACHE_STORE_ADAPTERS: Array<{ name: 'sqlite' | 'postgres'; open(): 
       const pools: pg.Pool[] = [];
       const openPool = () => {
         const pool = openPostgresPool({ connectionString: url, max: 4 });
+        // The file's database is dropped WITH (FORCE) at its end: a connection still closing may hear of it.
+        pool.on('error', () => {});
         pools.push(pool);
         return pool;
       };

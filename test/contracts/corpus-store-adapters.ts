@@ -87,6 +87,8 @@ async function openPostgres(): Promise<OpenedCorpusStore> {
   };
   const openPool = () => {
     const pool = openPostgresPool({ connectionString: url, max: 4 });
+    // The file's database is dropped WITH (FORCE) at its end: a connection still closing may hear of it.
+    pool.on('error', () => {});
     pools.push(pool);
     return pool;
   };

@@ -204,6 +204,29 @@ describe.each(ADAPTERS)('CorpusStore contract: $name', (adapter) => {
     expect((await store.list(T, { cursor: null, limit: 200 })).items).toHaveLength(MAX_CORPORA_PER_TENANT);
   });
 
+  it('holds MAX_DOCUMENTS_PER_CORPUS when two instances add at once, and a delete racing an add', async () => {
+    const corpus = await store.create(T, { name: 'contended' });
+    const batch = (n: number) => Array.from({ length: n }, (_, i) => ({ text: `tiny ${i}` }));
+    for (let n = 0; n < MAX_DOCUMENTS_PER_CORPUS - 500; n += 500) await store.addDocuments(T, corpus.id, batch(500));
+    const peer = await fx.peer();
+    const adds = await Promise.allSettled([
+      store.addDocuments(T, corpus.id, batch(300)),
+      peer.addDocuments(T, corpus.id, batch(300)),
+    ]);
+    expect(adds.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(adds.find((r) => r.status === 'rejected')).toMatchObject({ reason: { code: 'LIMIT_EXCEEDED' } });
+    expect(await store.get(T, corpus.id)).toMatchObject({ documentCount: MAX_DOCUMENTS_PER_CORPUS - 200 });
+    const [added, deleted] = await Promise.allSettled([
+      peer.addDocuments(T, corpus.id, batch(10)),
+      store.delete(T, corpus.id),
+    ]);
+    expect(deleted).toMatchObject({ status: 'fulfilled', value: true });
+    if (added.status === 'rejected') expect(added.reason).toMatchObject({ code: 'NOT_FOUND' });
+    await vi.waitFor(async () => expect(await fx.rows()).toEqual({ documents: 0, chunks: 0, purges: 0 }), {
+      timeout: 20_000,
+    });
+  }, 60_000);
+
   it('pages newest first with a cursor', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await store.create(T, { name: `c${i}` })).id);
@@ -311,6 +334,7 @@ function parityDocuments() {
     { title: 'Emoji', text: 'Deploy 🚀 rocket 🤖 robot launches; 🚀🚀 liftoff.' },
     { title: 'Code', text: 'function deploy_service(x) { return rollback(x) && canary_release(); } // v1.2.3' },
     { title: 'Repeats', text: 'river '.repeat(60) },
+    { title: 'Unbroken', text: `${'W'.repeat(2_000)} short ${'ab'.repeat(150)} end` },
     { title: 'Long', text: `${'The Danube delta is a wetland of reeds and channels. '.repeat(40)}Sea.` },
   ];
   return [...FACTS, ...extra, ...Array.from({ length: 120 }, (_, i) => fillerDocument(i))];
@@ -333,6 +357,8 @@ const PARITY_QUERIES = [
   'river river river',
   'running rivers reached',
   'nothing-here-at-all',
+  `short ${'ab'.repeat(150)}`,
+  'W'.repeat(800),
 ];
 
 describe('CorpusStore contract: the same inputs, the same answers on both adapters', () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, inject } from 'vitest';
+import { inject } from 'vitest';
 
 /**
  * A database of its own on the run's throwaway cluster (postgres-global-setup.ts): test files
@@ -36,26 +36,28 @@ let migrated: Promise<{ url: string; drop(): Promise<void> }> | undefined;
 
 /**
  * One migrated database for the whole test file that calls it (vitest loads support modules once
- * per file), dropped after the file: for contract specs that empty its tables per case instead of
- * paying a CREATE DATABASE each.
+ * per file): for contract specs that empty its tables per case instead of paying a CREATE DATABASE
+ * each. Dropped by `dropMigratedPostgresDatabase`, which the file registers with `afterAll` when it
+ * is collected (a hook cannot be added once its cases run).
  */
 export function migratedPostgresDatabase(): Promise<{ url: string }> {
-  if (migrated === undefined) {
-    migrated = freshPostgresDatabase().then(async (db) => {
-      const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-      try {
-        const { migratePostgres } = await import('../../src/store/postgres/migrate.js');
-        await migratePostgres(pool);
-      } finally {
-        await pool.end();
-      }
-      return db;
-    });
-    afterAll(async () => {
-      await (await migrated)?.drop();
-    });
-  }
+  migrated ??= freshPostgresDatabase().then(async (db) => {
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    try {
+      const { migratePostgres } = await import('../../src/store/postgres/migrate.js');
+      await migratePostgres(pool);
+    } finally {
+      await pool.end();
+    }
+    return db;
+  });
   return migrated;
+}
+
+export async function dropMigratedPostgresDatabase(): Promise<void> {
+  const db = migrated;
+  migrated = undefined;
+  if (db !== undefined) await (await db).drop();
 }
 
 /** The run's cluster: provided to test files, inherited through the environment by threads they start. */

@@ -102,14 +102,18 @@ export async function searchCorpus(
     }),
   );
   const ids = [...new Set(scored.map((entry) => entry.id))];
+  // Term ids belong to this corpus alone, so they select its chunks; no corpus_seq condition, which
+  // would tempt the planner to walk the corpus's every chunk by corpus_chunks_by_corpus instead. The
+  // caller's transaction turns sequential scans off: for a query of many terms the planner guesses
+  // most of the table and would read every tenant's chunks.
   const { rows: candidates } = await client.query<CandidateRow>(
     `SELECT c.id, c.tokens,
             ARRAY(SELECT coalesce(c.term_counts[array_position(c.term_ids, q.id)], 0)
-                    FROM unnest($2::bigint[]) WITH ORDINALITY AS q(id, n) ORDER BY q.n) AS counts
+                    FROM unnest($1::bigint[]) AS q(id)) AS counts
        FROM corpus_chunks c
-      WHERE c.corpus_seq = $1 AND c.term_ids && $2::bigint[]
-      LIMIT $3`,
-    [corpus.seq, ids, MAX_SCORED_ROWS],
+      WHERE c.term_ids && $1::bigint[]
+      LIMIT $2`,
+    [ids, MAX_SCORED_ROWS],
   );
   const column = new Map(ids.map((id, i) => [id, i]));
   const avgdl = corpus.tokens / corpus.chunks;

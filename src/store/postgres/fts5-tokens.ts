@@ -86,35 +86,73 @@ function fold(code: number): string {
   return out;
 }
 
-/** The tokens of `text`, folded but not stemmed, in order. */
+/** ASCII: 0 a separator, 1 a word character kept as it is, 2 an upper-case letter. */
+const ASCII = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const char = String.fromCharCode(c);
+  ASCII[c] = /[A-Z]/.test(char) ? 2 : ASCII_TOKEN.test(char) ? 1 : 0;
+}
+
+/**
+ * The tokens of `text`, folded but not stemmed, in order. A token that needs no folding (lower-case
+ * ASCII, the common case) is a slice of the text; the others are built character by character.
+ */
 export function unicode61Tokens(text: string): string[] {
   const tokens: string[] = [];
-  let current = '';
-  let open = false;
-  for (const char of text) {
-    const code = char.codePointAt(0) as number;
+  let start = -1;
+  let built: string | null = null;
+  const end = (at: number): void => {
+    if (start < 0) return;
+    tokens.push(built ?? text.slice(start, at));
+    start = -1;
+    built = null;
+  };
+  const n = text.length;
+  for (let i = 0; i < n; ) {
+    let code = text.codePointAt(i) as number;
+    const width = code > 0xffff ? 2 : 1;
     if (code < 0x80) {
-      if (ASCII_TOKEN.test(char)) {
-        current += char.toLowerCase();
-        open = true;
-        continue;
+      const kind = ASCII[code];
+      if (kind === 0) end(i);
+      else {
+        if (start < 0) start = i;
+        if (kind === 2) built = (built ?? text.slice(start, i)) + String.fromCharCode(code + 32);
+        else if (built !== null) built += text[i];
       }
-    } else if (isDiacritic(code) ? open : isTokenChar(code)) {
-      current += fold(code);
-      open = true;
+      i++;
       continue;
     }
-    if (open) tokens.push(current);
-    current = '';
-    open = false;
+    // A lone surrogate reaches SQLite as U+FFFD (a separator).
+    if (code >= 0xd800 && code <= 0xdfff) code = 0xfffd;
+    if (isDiacritic(code) ? start >= 0 : isTokenChar(code)) {
+      if (start < 0) start = i;
+      built = (built ?? text.slice(start, i)) + fold(code);
+    } else {
+      end(i);
+    }
+    i += width;
   }
-  if (open) tokens.push(current);
+  end(n);
   return tokens;
 }
 
 /** The terms of `text` as the index holds them: folded and stemmed, in order, repeats kept. */
 export function fts5Terms(text: string): string[] {
-  return unicode61Tokens(text).map(porterStem);
+  return unicode61Tokens(text).map(stem);
+}
+
+/** Stems of recent tokens: text repeats its words, and stemming is most of the work. */
+const stems = new Map<string, string>();
+const MAX_CACHED_STEMS = 50_000;
+
+function stem(token: string): string {
+  let stemmed = stems.get(token);
+  if (stemmed === undefined) {
+    stemmed = porterStem(token);
+    if (stems.size >= MAX_CACHED_STEMS) stems.clear();
+    stems.set(token, stemmed);
+  }
+  return stemmed;
 }
 
 /** How often each term occurs in `text`, and how many tokens it has (BM25's document length). */

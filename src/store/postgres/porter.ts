@@ -10,31 +10,39 @@
 
 const MAX_TOKEN_BYTES = 64;
 
-type Word = number[];
-type Condition = (word: Word, stem: number) => boolean;
+/**
+ * A word is worked on as a string of its UTF-8 bytes, one character each (latin1): an ASCII token
+ * is that string already, and suffixes are ASCII, so the rules see exactly FTS5's bytes.
+ */
+type Condition = (word: string, stem: number) => boolean;
 
-const code = (c: string): number => c.charCodeAt(0);
-const A = code('a');
-const E = code('e');
-const I = code('i');
-const O = code('o');
-const U = code('u');
-const Y = code('y');
+const A = 0x61;
+const E = 0x65;
+const I = 0x69;
+const L = 0x6c;
+const O = 0x6f;
+const S = 0x73;
+const T = 0x74;
+const U = 0x75;
+const W = 0x77;
+const X = 0x78;
+const Y = 0x79;
+const Z = 0x7a;
 
-function isVowel(c: number | undefined, yIsVowel: boolean): boolean {
+function isVowel(c: number, yIsVowel: boolean): boolean {
   return c === A || c === E || c === I || c === O || c === U || (yIsVowel && c === Y);
 }
 
 /** Skips [C](VC) once from `from` over the first `end` bytes: the index after the VC, or 0. */
-function skipVC(word: Word, from: number, end: number, previousConsonant: boolean): number {
+function skipVC(word: string, from: number, end: number, previousConsonant: boolean): number {
   let consonant = previousConsonant;
   let i = from;
   for (; i < end; i++) {
-    consonant = !isVowel(word[i], consonant);
+    consonant = !isVowel(word.charCodeAt(i), consonant);
     if (!consonant) break;
   }
   for (i++; i < end; i++) {
-    consonant = !isVowel(word[i], consonant);
+    consonant = !isVowel(word.charCodeAt(i), consonant);
     if (consonant) return i + 1;
   }
   return 0;
@@ -55,12 +63,12 @@ const measureIs1: Condition = (word, stem) => {
 
 /** *o: the stem ends consonant-vowel-consonant, the last not w, x or y. */
 const endsCVC: Condition = (word, stem) => {
-  const last = word[stem - 1];
-  if (last === code('w') || last === code('x') || last === Y) return false;
+  const last = word.charCodeAt(stem - 1);
+  if (last === W || last === X || last === Y) return false;
   let mask = 0;
   let consonant = false;
   for (let i = 0; i < stem; i++) {
-    consonant = !isVowel(word[i], consonant);
+    consonant = !isVowel(word.charCodeAt(i), consonant);
     mask = ((mask << 1) | (consonant ? 1 : 0)) & 0x7;
   }
   return mask === 0b101;
@@ -68,30 +76,29 @@ const endsCVC: Condition = (word, stem) => {
 
 /** *v*: the stem holds a vowel (`y` counts after the first byte). */
 const hasVowel: Condition = (word, stem) => {
-  for (let i = 0; i < stem; i++) if (isVowel(word[i], i > 0)) return true;
+  for (let i = 0; i < stem; i++) if (isVowel(word.charCodeAt(i), i > 0)) return true;
   return false;
 };
 
-const measureAbove1EndsST: Condition = (word, stem) =>
-  (word[stem - 1] === code('s') || word[stem - 1] === code('t')) && measureAbove1(word, stem);
+const measureAbove1EndsST: Condition = (word, stem) => {
+  const last = word.charCodeAt(stem - 1);
+  return (last === S || last === T) && measureAbove1(word, stem);
+};
 
 interface Rule {
-  suffix: Word;
-  replacement: Word;
+  suffix: string;
+  replacement: string;
   condition?: Condition;
 }
 
-const bytes = (s: string): Word => [...Buffer.from(s, 'ascii')];
 const rule = (suffix: string, replacement: string, condition?: Condition): Rule =>
-  condition === undefined
-    ? { suffix: bytes(suffix), replacement: bytes(replacement) }
-    : { suffix: bytes(suffix), replacement: bytes(replacement), condition };
+  condition === undefined ? { suffix, replacement } : { suffix, replacement, condition };
 
 /** A step's rules, grouped by the suffix's second-last letter (FTS5 looks only there). */
 function step(rules: Rule[]): Map<number, Rule[]> {
   const byLetter = new Map<number, Rule[]>();
   for (const r of rules) {
-    const letter = r.suffix[r.suffix.length - 2] as number;
+    const letter = r.suffix.charCodeAt(r.suffix.length - 2);
     byLetter.set(letter, [...(byLetter.get(letter) ?? []), r]);
   }
   return byLetter;
@@ -153,73 +160,76 @@ const STEP_4 = step([
   rule('ize', '', measureAbove1),
 ]);
 
-function endsWith(word: Word, suffix: Word): boolean {
-  // Strictly longer: a suffix is never the whole word.
-  if (word.length <= suffix.length) return false;
-  const offset = word.length - suffix.length;
-  for (let i = 0; i < suffix.length; i++) if (word[offset + i] !== suffix[i]) return false;
+/**
+ * Applies the first rule of the step whose suffix matches (strictly shorter than the word), when its
+ * condition holds: the word after it, and the rule (undefined when none applied).
+ */
+function apply(word: string, rules: Map<number, Rule[]>): { word: string; rule: Rule | undefined } {
+  for (const r of rules.get(word.charCodeAt(word.length - 2)) ?? []) {
+    if (word.length <= r.suffix.length || !word.endsWith(r.suffix)) continue;
+    const stem = word.length - r.suffix.length;
+    if (r.condition !== undefined && !r.condition(word, stem)) return { word, rule: undefined };
+    return { word: word.slice(0, stem) + r.replacement, rule: r };
+  }
+  return { word, rule: undefined };
+}
+
+function step1A(word: string): string {
+  const n = word.length;
+  if (word.charCodeAt(n - 1) !== S) return word;
+  if (word.charCodeAt(n - 2) === E) {
+    const sses = n > 4 && word.charCodeAt(n - 4) === S && word.charCodeAt(n - 3) === S;
+    const ies = n > 3 && word.charCodeAt(n - 3) === I;
+    return word.slice(0, sses || ies ? n - 2 : n - 1);
+  }
+  return word.charCodeAt(n - 2) !== S ? word.slice(0, n - 1) : word;
+}
+
+function isAscii(token: string): boolean {
+  for (let i = 0; i < token.length; i++) if (token.charCodeAt(i) > 0x7f) return false;
   return true;
 }
 
-/** Applies the first rule of the step whose suffix matches, when its condition holds: that rule. */
-function apply(word: Word, rules: Map<number, Rule[]>): Rule | undefined {
-  for (const r of rules.get(word[word.length - 2] as number) ?? []) {
-    if (!endsWith(word, r.suffix)) continue;
-    const stem = word.length - r.suffix.length;
-    if (r.condition !== undefined && !r.condition(word, stem)) return undefined;
-    word.splice(stem, r.suffix.length, ...r.replacement);
-    return r;
-  }
-  return undefined;
-}
-
-function step1A(word: Word): void {
-  const n = word.length;
-  if (word[n - 1] !== code('s')) return;
-  if (word[n - 2] === E) {
-    const sses = n > 4 && word[n - 4] === code('s') && word[n - 3] === code('s');
-    const ies = n > 3 && word[n - 3] === I;
-    word.length = sses || ies ? n - 2 : n - 1;
-  } else if (word[n - 2] !== code('s')) {
-    word.length = n - 1;
-  }
-}
-
 export function porterStem(token: string): string {
-  const utf8 = Buffer.from(token, 'utf8');
-  if (utf8.length > MAX_TOKEN_BYTES || utf8.length < 3) return token;
-  const word: Word = [...utf8];
+  const ascii = isAscii(token);
+  let word = ascii ? token : Buffer.from(token, 'utf8').toString('latin1');
+  if (word.length > MAX_TOKEN_BYTES || word.length < 3) return token;
 
-  step1A(word);
+  word = step1A(word);
+  const b1 = apply(word, STEP_1B);
+  word = b1.word;
   // Only removing `ed` or `ing` goes on to 1b's second part (`eed` → `ee` does not).
-  const removed = apply(word, STEP_1B);
-  if (removed !== undefined && removed.replacement.length === 0 && apply(word, STEP_1B2) === undefined) {
-    const last = word[word.length - 1] as number;
-    if (
-      !isVowel(last, false) &&
-      last !== code('l') &&
-      last !== code('s') &&
-      last !== code('z') &&
-      last === word[word.length - 2]
-    ) {
-      word.length--;
-    } else if (measureIs1(word, word.length) && endsCVC(word, word.length)) {
-      word.push(E);
+  if (b1.rule !== undefined && b1.rule.replacement === '') {
+    const b2 = apply(word, STEP_1B2);
+    word = b2.word;
+    if (b2.rule === undefined) {
+      const last = word.charCodeAt(word.length - 1);
+      if (
+        !isVowel(last, false) &&
+        last !== L &&
+        last !== S &&
+        last !== Z &&
+        last === word.charCodeAt(word.length - 2)
+      ) {
+        word = word.slice(0, -1);
+      } else if (measureIs1(word, word.length) && endsCVC(word, word.length)) {
+        word += 'e';
+      }
     }
   }
   // 1c
-  if (word[word.length - 1] === Y && hasVowel(word, word.length - 1)) word[word.length - 1] = I;
-  apply(word, STEP_2);
-  apply(word, STEP_3);
-  apply(word, STEP_4);
+  if (word.charCodeAt(word.length - 1) === Y && hasVowel(word, word.length - 1)) word = `${word.slice(0, -1)}i`;
+  word = apply(word, STEP_2).word;
+  word = apply(word, STEP_3).word;
+  word = apply(word, STEP_4).word;
   // 5a
-  if (word[word.length - 1] === E) {
+  if (word.charCodeAt(word.length - 1) === E) {
     const stem = word.length - 1;
-    if (measureAbove1(word, stem) || (measureIs1(word, stem) && !endsCVC(word, stem))) word.length--;
+    if (measureAbove1(word, stem) || (measureIs1(word, stem) && !endsCVC(word, stem))) word = word.slice(0, stem);
   }
   // 5b
-  if (word.length > 1 && word[word.length - 1] === code('l') && word[word.length - 2] === code('l')) {
-    if (measureAbove1(word, word.length - 1)) word.length--;
+  if (word.length > 1 && word.charCodeAt(word.length - 1) === L && word.charCodeAt(word.length - 2) === L) {
+    if (measureAbove1(word, word.length - 1)) word = word.slice(0, -1);
   }
-  return Buffer.from(word).toString('utf8');
+  return ascii ? word : Buffer.from(word, 'latin1').toString('utf8');
 }

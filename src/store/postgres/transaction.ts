@@ -10,6 +10,11 @@ export interface TransactionOptions {
   readOnly?: boolean;
   /** SET LOCAL statement_timeout: the server cancels a statement still running after this. */
   statementTimeoutMs?: number;
+  /**
+   * SET LOCAL enable_seqscan = off: for reads whose only bound is an index (a sequential scan would
+   * read every tenant's rows when the planner misjudges a condition).
+   */
+  indexOnly?: boolean;
 }
 
 export async function inTransaction<T>(
@@ -23,9 +28,10 @@ export async function inTransaction<T>(
     // One round trip: BEGIN and the SET travel as one simple query (the values are numbers we chose).
     const begin = options.readOnly === true ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN';
     const timeout = options.statementTimeoutMs;
-    await client.query(
-      timeout === undefined ? begin : `${begin}; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeout))}`,
-    );
+    const statements = [begin];
+    if (timeout !== undefined) statements.push(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeout))}`);
+    if (options.indexOnly === true) statements.push('SET LOCAL enable_seqscan = off');
+    await client.query(statements.join('; '));
     try {
       const result = await work(client);
       await client.query('COMMIT');
