@@ -86,6 +86,13 @@ export const ConfigSchema = z
     PORT: int(0, 65535).default(3000),
     HOST: z.string().min(1).optional(),
     DATABASE_PATH: z.string().min(1).default('./data/baton.db'),
+    /** Set: the stores live in this PostgreSQL database instead of the SQLite file (docs/operations.md#postgresql). */
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\/\S+$/, { message: 'must be a postgres:// or postgresql:// URL' })
+      .optional(),
+    /** Connections one instance keeps to PostgreSQL. */
+    DATABASE_POOL_SIZE: int(2, 1000).default(10),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     API_KEYS: ApiKeysSchema.default([]),
     METRICS_TOKEN: z.string().min(16, { message: 'must have 16+ characters' }).optional(),
@@ -171,4 +178,17 @@ export function isDevMode(config: Config): boolean {
 export function listenHost(config: Config): string {
   if (isDevMode(config)) return '127.0.0.1';
   return config.HOST ?? '0.0.0.0';
+}
+
+/** Where the stores live, for the boot log: the SQLite path, or the PostgreSQL URL without its password. */
+export function databaseLabel(config: Pick<Config, 'DATABASE_PATH' | 'DATABASE_URL'>): string {
+  if (config.DATABASE_URL === undefined) return config.DATABASE_PATH;
+  try {
+    const url = new URL(config.DATABASE_URL);
+    url.password = '';
+    url.search = '';
+    return url.toString();
+  } catch {
+    return 'postgres (unparsable URL)';
+  }
 }

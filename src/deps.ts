@@ -31,6 +31,7 @@ import { createOpenAiProvider } from './llm/openai.js';
 import { createSimulatedProvider } from './llm/simulated.js';
 import { createLogger } from './logging/logger.js';
 import { logFailedWorkflows } from './logging/workflow-log.js';
+import { openPostgresStores } from './store/postgres/open.js';
 import type { RetentionSweeper } from './store/retention.js';
 import { openSqliteStores } from './store/sqlite/open.js';
 import type { StoreSet } from './store/store-set.js';
@@ -98,11 +99,14 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const logger = overrides.logger ?? createLogger({ level: config.LOG_LEVEL });
   const clock = overrides.clock ?? systemClock;
   const storeLog = logger.child({ module: 'store' });
-  const stores = openSqliteStores({
-    config,
+  const storeOptions = {
     clock,
-    warn: (message, err) => storeLog.warn(err === undefined ? {} : { err }, message),
-  });
+    warn: (message: string, err?: unknown) => storeLog.warn(err === undefined ? {} : { err }, message),
+  };
+  // DATABASE_URL picks PostgreSQL; without it the SQLite file at DATABASE_PATH, as always.
+  const stores = config.DATABASE_URL
+    ? await openPostgresStores({ ...storeOptions, config: { ...config, DATABASE_URL: config.DATABASE_URL } })
+    : openSqliteStores({ ...storeOptions, config });
   const { store, apiKeys, traces, metrics, corpora, engagement, agents, usage, retention } = stores;
   await apiKeys.sync(config.API_KEYS.map(({ tenantId, key }) => ({ tenantId, keyHash: hashApiKey(key) })));
 

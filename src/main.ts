@@ -1,6 +1,6 @@
 import { closeListener, LISTENER_CLOSE_MS } from './api/http/listener-close.js';
 import { buildApp } from './app.js';
-import { isDevMode, listenHost, loadConfig } from './config.js';
+import { databaseLabel, isDevMode, listenHost, loadConfig } from './config.js';
 import { createDeps } from './deps.js';
 
 /** Kept for the last commits, closing the database and the exit itself. */
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
       'no API_KEYS configured: single-tenant dev mode, listening on 127.0.0.1 only (set API_KEYS=tenant:key to serve a network)',
     );
   }
-  log.info({ address, docs: `${address}/docs`, database: config.DATABASE_PATH }, 'baton is listening');
+  log.info({ address, docs: `${address}/docs`, database: databaseLabel(config) }, 'baton is listening');
   await deps.executor.start();
 }
 

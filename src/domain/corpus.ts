@@ -23,7 +23,7 @@ export const MAX_QUERY_CHARS = 1_000;
 export const MAX_QUERY_TERMS = 32;
 /**
  * Rows one search scores at most (cost bound): its terms are taken rarest first while the
- * rows they match add up to this (store/sqlite/fts-query.ts boundedTerms; the rarest always), and no more
+ * rows they match add up to this (store/query-terms.ts boundedTerms; the rarest always), and no more
  * rows are scored. A query whose every word is in more rows ranks the first of those rows by its
  * rarest word only.
  */

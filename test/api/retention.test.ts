@@ -1,38 +1,92 @@
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitForEvent } from '../support/api-fixtures.js';
 import { buildTestApp, type TestApp, waitForStatus } from '../support/build-app.js';
 import { createManualClock, type ManualClock } from '../support/manual-clock.js';
+import { freshPostgresDatabase } from '../support/postgres-database.js';
 import { reportFigures } from '../support/scale.js';
 import { tempDir } from '../support/server-process.js';
 
 /**
  * Retention (docs/operations.md#retention): finished workflow trees older than RETENTION_DAYS are deleted with
  * every row they own, a running tree is never touched, and under steady load the database stops
- * growing. A file database (the sizes are real pages) on a manual clock (the window is the clock's).
+ * growing. A file database (the sizes are real pages) on a manual clock (the window is the clock's);
+ * the deletes are checked on PostgreSQL too.
  */
 
 const RETENTION_DAYS = 0.001; // 86.4 s of the manual clock
 const RETENTION_MS = RETENTION_DAYS * 24 * 60 * 60 * 1000;
 
 let t: TestApp | undefined;
-let reader: Database.Database | undefined;
-const dirs: Array<ReturnType<typeof tempDir>> = [];
+const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
-  reader?.close();
-  reader = undefined;
   await t?.close();
   t = undefined;
-  for (const dir of dirs.splice(0)) dir.cleanup();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function start(clock: ManualClock): Promise<{ app: TestApp; db: Database.Database }> {
-  const dir = tempDir('baton-retention-');
-  dirs.push(dir);
-  const path = dir.dbPath();
-  t = await buildTestApp({ DATABASE_PATH: path, RETENTION_DAYS: String(RETENTION_DAYS) }, { clock });
-  reader = new Database(path, { readonly: true });
-  return { app: t, db: reader };
+/** Counts rows of the database under the app, whichever kind (read-only, beside the app's own connections). */
+interface RowReader {
+  /** Rows per table belonging to the trees of `roots`, over every table with a workflow column. */
+  rowsOf(roots: string[]): Promise<Record<string, number>>;
+  agentsNamed(name: string): Promise<number>;
+}
+
+async function start(clock: ManualClock, kind: 'sqlite' | 'postgres' = 'sqlite') {
+  const env: Record<string, string> = { RETENTION_DAYS: String(RETENTION_DAYS) };
+  let reader: RowReader;
+  let db: Database.Database | undefined;
+  if (kind === 'sqlite') {
+    const dir = tempDir('baton-retention-');
+    cleanups.push(() => dir.cleanup());
+    env.DATABASE_PATH = dir.dbPath();
+    t = await buildTestApp(env, { clock });
+    const sqlite = new Database(env.DATABASE_PATH, { readonly: true });
+    cleanups.push(() => {
+      sqlite.close();
+    });
+    db = sqlite;
+    reader = {
+      rowsOf: async (roots) => rowsOf(sqlite, roots),
+      agentsNamed: async (name) =>
+        Number(sqlite.prepare('SELECT count(*) FROM agents WHERE name = ?').pluck().get(name)),
+    };
+  } else {
+    const database = await freshPostgresDatabase();
+    cleanups.push(() => database.drop());
+    env.DATABASE_URL = database.url;
+    t = await buildTestApp(env, { clock });
+    const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+    cleanups.push(() => pool.end());
+    reader = postgresReader(pool);
+  }
+  return { app: t, db, reader };
+}
+
+function postgresReader(pool: pg.Pool): RowReader {
+  const count = async (sql: string, params: unknown[]) => Number((await pool.query(sql, params)).rows[0]?.n);
+  return {
+    async rowsOf(roots) {
+      const { rows: tables } = await pool.query<{ table_name: string }>(
+        `SELECT c.table_name FROM information_schema.columns c
+           JOIN information_schema.tables t ON t.table_name = c.table_name AND t.table_schema = c.table_schema
+          WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'
+            AND (c.column_name = 'workflow_id' OR (c.table_name = 'workflows' AND c.column_name = 'id'))`,
+      );
+      const { rows } = await pool.query<{ id: string }>('SELECT id FROM workflows WHERE root_workflow_id = ANY($1)', [
+        roots,
+      ]);
+      const ids = [...new Set([...roots, ...rows.map((r) => r.id)])];
+      const counts: Record<string, number> = {};
+      for (const { table_name: table } of tables) {
+        const column = table === 'workflows' ? 'id' : 'workflow_id';
+        counts[table] = await count(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ANY($1)`, [ids]);
+      }
+      return counts;
+    },
+    agentsNamed: (name) => count('SELECT count(*) AS n FROM agents WHERE name = $1', [name]),
+  };
 }
 
 const agents = {
@@ -110,10 +164,10 @@ function rowsOf(db: Database.Database, roots: string[]): Record<string, number> 
 const bytesOf = (db: Database.Database) =>
   (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
 
-describe('retention', () => {
+describe.each(['sqlite', 'postgres'] as const)('retention on %s', (kind) => {
   it('deletes finished trees past the window with every row they own; running and recent trees stay whole', async () => {
     const clock = createManualClock();
-    const { app, db } = await start(clock);
+    const { app, reader } = await start(clock, kind);
     const old = [await finishedTree(app, 1), await finishedTree(app, 2), await finishedTree(app, 3)];
 
     // A root waiting at its human checkpoint (idle), and a running root whose child already finished.
@@ -154,8 +208,8 @@ describe('retention', () => {
 
     await clock.advance(RETENTION_MS + 1_000);
     const recent = await finishedTree(app, 4);
-    const before = rowsOf(db, old);
-    const keptBefore = rowsOf(db, [waitingId, runningId, recent]);
+    const before = await reader.rowsOf(old);
+    const keptBefore = await reader.rowsOf([waitingId, runningId, recent]);
     for (const table of [
       'workflows',
       'nodes',
@@ -170,26 +224,27 @@ describe('retention', () => {
     }
 
     const swept = await app.deps.retention.sweepNow();
-    const after = rowsOf(db, old);
+    const after = await reader.rowsOf(old);
     reportFigures('retention sweep', { ...swept, rowsBefore: before, rowsAfter: after });
     expect(after, 'no row of an old tree is left, in any table').toEqual(
       Object.fromEntries(Object.keys(before).map((table) => [table, 0])),
     );
-    expect(rowsOf(db, [waitingId, runningId, recent]), 'running, waiting and recent trees untouched').toEqual(
+    expect(await reader.rowsOf([waitingId, runningId, recent]), 'running, waiting and recent trees untouched').toEqual(
       keptBefore,
     );
     expect(swept).toMatchObject({ trees: 3, workflows: 6 });
     expect((await app.app.inject({ url: `/v1/workflows/${old[0]}` })).statusCode).toBe(404);
-    expect(
-      db.prepare("SELECT count(*) FROM agents WHERE name = 'gone'").pluck().get(),
-      'retired tombstone aged out',
-    ).toBe(0);
+    expect(await reader.agentsNamed('gone'), 'retired tombstone aged out').toBe(0);
     expect((await app.app.inject({ url: `/v1/workflows/${runningId}` })).json().status).toBe('running');
   });
+});
 
+describe('retention on sqlite', () => {
   it('under steady load the database stops growing once the window is full', async () => {
     const clock = createManualClock();
-    const { app, db } = await start(clock);
+    const started = await start(clock);
+    const { app } = started;
+    const db = started.db as Database.Database;
     const ROUNDS = 14;
     const PER_ROUND = 30;
     const sizes: number[] = [];

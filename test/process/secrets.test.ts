@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unpackChunks } from '../../src/store/sqlite/chunk-text.js';
+import { unpackChunks } from '../../src/store/chunk-text.js';
 import {
   errorBody,
   type FakeServer,
@@ -654,7 +654,7 @@ describe('canary secrets', () => {
     scanDatabaseFiles(tmp.dir, 'after shutdown');
     const db = new Database(tmp.dbPath());
     db.pragma('wal_checkpoint(TRUNCATE)');
-    // Chunk text is stored compressed (store/sqlite/chunk-text.ts): the bytes of the file do not show it.
+    // Chunk text is stored compressed (store/chunk-text.ts): the bytes of the file do not show it.
     const chunkTexts = db.prepare<[], string | Buffer>('SELECT text FROM corpus_chunks').pluck().all();
     expect(chunkTexts.length).toBeGreaterThan(0);
     scan('corpus chunks, decoded', unpackChunks(chunkTexts).join('\n'));

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, inject } from 'vitest';
 
 /**
  * A database of its own on the run's throwaway cluster (postgres-global-setup.ts): test files
@@ -30,4 +30,30 @@ async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>
   } finally {
     await client.end();
   }
+}
+
+let migrated: Promise<{ url: string; drop(): Promise<void> }> | undefined;
+
+/**
+ * One migrated database for the whole test file that calls it (vitest loads support modules once
+ * per file), dropped after the file: for contract specs that empty its tables per case instead of
+ * paying a CREATE DATABASE each.
+ */
+export function migratedPostgresDatabase(): Promise<{ url: string }> {
+  if (migrated === undefined) {
+    migrated = freshPostgresDatabase().then(async (db) => {
+      const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+      try {
+        const { migratePostgres } = await import('../../src/store/postgres/migrate.js');
+        await migratePostgres(pool);
+      } finally {
+        await pool.end();
+      }
+      return db;
+    });
+    afterAll(async () => {
+      await (await migrated)?.drop();
+    });
+  }
+  return migrated;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { headersTimeoutMs, loadConfig } from '../../src/config.js';
+import { databaseLabel, headersTimeoutMs, loadConfig } from '../../src/config.js';
 import { ModelSpecSchema } from '../../src/domain/names.js';
 
 describe('HEADERS_TIMEOUT_MS', () => {
@@ -70,5 +70,24 @@ describe('MODEL_PRICES', () => {
     ['no JSON object', '42', /MODEL_PRICES: must be a JSON object/],
   ])('refuses %s at boot, naming the variable and the key', (_, value, message) => {
     expect(() => loadConfig({ MODEL_PRICES: value })).toThrow(message);
+  });
+});
+
+describe('DATABASE_URL', () => {
+  it('takes a postgres:// or postgresql:// URL, and refuses anything else naming the variable', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/baton' }).DATABASE_URL).toBe(
+      'postgres://u:p@db:5432/baton',
+    );
+    expect(loadConfig({ DATABASE_URL: 'postgresql://db/baton' }).DATABASE_URL).toBe('postgresql://db/baton');
+    expect(loadConfig({}).DATABASE_URL).toBeUndefined();
+    for (const bad of ['mysql://db/baton', './data/baton.db', 'postgres://', 'postgres://db /x']) {
+      expect(() => loadConfig({ DATABASE_URL: bad })).toThrow(/DATABASE_URL/);
+    }
+  });
+
+  it('is logged without its password or query', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://baton:s3cret@db:5432/baton?sslpassword=x' });
+    expect(databaseLabel(config)).toBe('postgres://baton@db:5432/baton');
+    expect(databaseLabel(loadConfig({ DATABASE_PATH: '/var/lib/baton.db' }))).toBe('/var/lib/baton.db');
   });
 });

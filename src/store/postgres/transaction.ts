@@ -1,23 +1,43 @@
 import type pg from 'pg';
-import type { Tx } from './analytics-writes.js';
 
 /**
- * `work` in a transaction on a connection of its own: COMMIT when it resolves, ROLLBACK when it
- * throws (the error goes on). For the conditional writes outside the group commit (feedback, the
- * agent registry), which must see and lock what they decide on.
+ * Runs `work` in one transaction on one pooled connection: committed when it resolves, rolled back
+ * when it throws (the error passed on), the connection released either way — and destroyed when the
+ * rollback itself fails, so a broken connection never goes back to the pool.
  */
-export async function inTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
+export interface TransactionOptions {
+  /** READ ONLY at REPEATABLE READ: every statement of `work` reads one snapshot. */
+  readOnly?: boolean;
+  /** SET LOCAL statement_timeout: the server cancels a statement still running after this. */
+  statementTimeoutMs?: number;
+}
+
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
+    // One round trip: BEGIN and the SET travel as one simple query (the values are numbers we chose).
+    const begin = options.readOnly === true ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN';
+    const timeout = options.statementTimeoutMs;
+    await client.query(
+      timeout === undefined ? begin : `${begin}; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeout))}`,
+    );
+    try {
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch((rollback: unknown) => {
+        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+      });
+      throw err;
+    }
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 
@@ -26,19 +46,8 @@ export async function inTransaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<
  * report holds one of the pool's connections, never one per statement (the engine's commits share
  * the pool). pg runs the statements queued on one client one after the other.
  */
-export async function inSnapshot<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+export function inSnapshot<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(pool, work, { readOnly: true });
 }
 
 /**

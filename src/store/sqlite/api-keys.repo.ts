@@ -1,5 +1,5 @@
-import { ValidationError } from '../../domain/errors.js';
 import type { ApiKeyStore } from '../../domain/ports.js';
+import { keysByHash } from '../api-key-rows.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 
@@ -15,17 +15,7 @@ export function createSqliteApiKeyStore(db: Db, committer: GroupCommitter): ApiK
 
   return {
     async sync(keys) {
-      const tenantByHash = new Map<string, string>();
-      for (const { tenantId, keyHash } of keys) {
-        const bound = tenantByHash.get(keyHash);
-        // One key bound to two tenants would let either tenant act as the other.
-        if (bound !== undefined && bound !== tenantId) {
-          throw new ValidationError('An API key is configured for more than one tenant', [
-            { path: 'API_KEYS', message: `the same key is bound to tenants ${bound} and ${tenantId}` },
-          ]);
-        }
-        tenantByHash.set(keyHash, tenantId);
-      }
+      const tenantByHash = keysByHash(keys);
       const now = Date.now();
       await committer.run(() => {
         deleteOthers.run(JSON.stringify([...tenantByHash.keys()]));

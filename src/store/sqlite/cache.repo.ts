@@ -1,63 +1,16 @@
-import { CachedResponseSchema, type CacheEntry, type CacheEntryInfo, type CacheStore } from '../../domain/cache.js';
+import type { CacheEntry, CacheStore } from '../../domain/cache.js';
+import {
+  type EntryRow,
+  INFO_COLUMNS,
+  type InfoRow,
+  parseCachedValue,
+  prefixUpperBound,
+  toInfo,
+} from '../cache-rows.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 
 /** The persistent tier of the response cache (docs/design.md#caching): reads direct, writes group-committed. */
-
-const INFO_COLUMNS =
-  'key, tenant_id, namespace, size_bytes, created_at, expires_at, hits, last_hit_at, model_id, tokens_in, tokens_out';
-
-interface InfoRow {
-  key: string;
-  tenant_id: string;
-  namespace: string;
-  size_bytes: number;
-  created_at: number;
-  expires_at: number;
-  hits: number;
-  last_hit_at: number | null;
-  model_id: string;
-  tokens_in: number;
-  tokens_out: number;
-}
-
-interface EntryRow extends InfoRow {
-  value: string;
-}
-
-function toInfo(row: InfoRow): CacheEntryInfo {
-  return {
-    key: row.key,
-    tenantId: row.tenant_id,
-    namespace: row.namespace,
-    sizeBytes: row.size_bytes,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    hits: row.hits,
-    lastHitAt: row.last_hit_at,
-    modelId: row.model_id,
-    tokens: { input: row.tokens_in, output: row.tokens_out },
-  };
-}
-
-/**
- * The smallest string greater than every string that starts with `prefix`, in SQLite's BINARY
- * order (UTF-8 bytes, i.e. code point order): the prefix with its last code point incremented.
- * Unlike `prefix + '\uffff'` it also bounds keys continuing with astral characters. Undefined when
- * no bound exists (empty prefix, or only U+10FFFF).
- */
-export function prefixUpperBound(prefix: string): string | undefined {
-  const codePoints = Array.from(prefix);
-  while (codePoints.length > 0) {
-    const last = (codePoints.pop() as string).codePointAt(0) as number;
-    if (last < 0x10ffff) {
-      // Skip the surrogate block: those code points do not exist as characters in UTF-8.
-      const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
-      return codePoints.join('') + String.fromCodePoint(next);
-    }
-  }
-  return undefined;
-}
 
 export function createSqliteCacheStore(db: Db, committer: GroupCommitter): CacheStore {
   const selectEntry = db.prepare<[string, string, number], EntryRow>(
@@ -107,16 +60,8 @@ export function createSqliteCacheStore(db: Db, committer: GroupCommitter): Cache
     async load(tenantId, key, now) {
       const row = selectEntry.get(tenantId, key, now);
       if (row === undefined) return undefined;
-      // A row this build cannot read (older format, hand edit) is a miss, never a crash or a bad answer.
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(row.value);
-      } catch {
-        return undefined;
-      }
-      const value = CachedResponseSchema.safeParse(parsed);
-      if (!value.success) return undefined;
-      return { ...toInfo(row), value: value.data };
+      const value = parseCachedValue(row.value);
+      return value === undefined ? undefined : { ...toInfo(row), value };
     },
 
     async save(entry: CacheEntry) {

@@ -1,23 +1,22 @@
-import {
-  CORPUS_NAME_PATTERN,
-  type CorpusRecord,
-  chunkText,
-  MAX_CORPORA_PER_TENANT,
-  MAX_CORPUS_BYTES,
-  MAX_DOCUMENT_CHARS,
-  MAX_DOCUMENTS_PER_CORPUS,
-  MAX_DOCUMENTS_PER_REQUEST,
-  MAX_QUERY_CHARS,
-  MAX_SEARCH_K,
-  redactCorpus,
-  redactDocument,
-} from '../../domain/corpus.js';
-import { AppError, NotFoundError, ValidationError } from '../../domain/errors.js';
+import { MAX_CORPORA_PER_TENANT } from '../../domain/corpus.js';
+import { NotFoundError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import type { CorpusStore } from '../../domain/ports.js';
+import {
+  CORPUS_COLUMNS as COLUMNS,
+  type CorpusRow,
+  checkCorpusRoom,
+  checkedCorpus,
+  checkedLimit,
+  checkSearch,
+  nameTaken,
+  prepareDocuments,
+  tooManyCorpora,
+  toCorpusRecord as toRecord,
+} from '../corpus-rows.js';
 import { decodeKeyset, encodeKeyset } from '../keyset.js';
+import { queryTerms } from '../query-terms.js';
 import { createBatchLoop } from './batch-loop.js';
-import { compressLegacyChunks, packChunk } from './chunk-text.js';
 import {
   buildMissingCorpusIndexes,
   corpusIndexTable,
@@ -26,51 +25,21 @@ import {
   hasCorpusIndex,
 } from './corpus-index.js';
 import type { Db } from './db.js';
-import { queryTerms } from './fts-query.js';
 import type { GroupCommitter } from './group-commit.js';
+import { compressLegacyChunks } from './legacy-chunks.js';
 import { createSearchRunner } from './search-runner.js';
 
 /**
  * Corpora, their documents and chunks (migrations/sqlite/0011), and one FTS5 index per corpus
- * (corpus-index.ts, migrations/sqlite/0015); a chunk's text is stored compressed (chunk-text.ts,
+ * (corpus-index.ts, migrations/sqlite/0015); a chunk's text is stored compressed (store/chunk-text.ts,
  * migrations/sqlite/0023). Writes go through the group committer; a deleted corpus's rows are purged
  * afterwards in commits of PURGE_BATCH_CHUNKS chunks, so deleting a large corpus never holds the
- * event loop for long. Searches run off the event loop (search-runner.ts).
+ * event loop for long. Searches run off the event loop (search-runner.ts). The checks and the row
+ * mapping are shared with the PostgreSQL store (store/corpus-rows.ts).
  */
 
 /** Chunks removed per purge commit: a few tens of milliseconds of work each. */
 const PURGE_BATCH_CHUNKS = 1_000;
-
-const COLUMNS = 'seq, id, tenant_id, name, description, document_count, chunk_count, bytes, created_at';
-
-interface CorpusRow {
-  seq: number;
-  id: string;
-  tenant_id: string;
-  name: string;
-  description: string | null;
-  document_count: number;
-  chunk_count: number;
-  bytes: number;
-  created_at: number;
-}
-
-function toRecord(row: CorpusRow): CorpusRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    name: row.name,
-    description: row.description,
-    documentCount: row.document_count,
-    chunkCount: row.chunk_count,
-    bytes: row.bytes,
-    createdAt: row.created_at,
-  };
-}
-
-function limitExceeded(path: string, message: string): AppError {
-  return new AppError('LIMIT_EXCEEDED', `${path}: ${message}`, { details: [{ path, message }] });
-}
 
 export interface SqliteCorpusStore extends CorpusStore {
   /** Stops the background purge (deps.close, before the database closes); the rest resumes at the next start. */
@@ -174,27 +143,13 @@ export function createSqliteCorpusStore(
 
   return {
     async create(tenantId, corpus) {
-      const { name, description } = redactCorpus(corpus);
-      if (!CORPUS_NAME_PATTERN.test(name)) {
-        throw new ValidationError(`name: must match ${CORPUS_NAME_PATTERN.source}`, [
-          { path: 'name', message: `must match ${CORPUS_NAME_PATTERN.source}` },
-        ]);
-      }
+      const { name, description } = checkedCorpus(corpus);
       const id = newId('cp');
       const createdAt = options.now();
       const row = await committer.run(() => {
-        if ((countForTenant.get(tenantId) ?? 0) >= MAX_CORPORA_PER_TENANT) {
-          throw limitExceeded(
-            'corpora',
-            `a tenant holds at most ${MAX_CORPORA_PER_TENANT} corpora (MAX_CORPORA_PER_TENANT)`,
-          );
-        }
-        if (byName.get(tenantId, name) !== undefined) {
-          throw new AppError('CONFLICT', `a corpus named "${name}" exists`, {
-            details: [{ path: 'name', message: `is taken by another corpus of this tenant` }],
-          });
-        }
-        const created = insertCorpus.get(id, tenantId, name, description ?? null, createdAt) as CorpusRow;
+        if ((countForTenant.get(tenantId) ?? 0) >= MAX_CORPORA_PER_TENANT) throw tooManyCorpora();
+        if (byName.get(tenantId, name) !== undefined) throw nameTaken(name);
+        const created = insertCorpus.get(id, tenantId, name, description, createdAt) as CorpusRow;
         createCorpusIndex(db, created.seq);
         return created;
       });
@@ -202,9 +157,7 @@ export function createSqliteCorpusStore(
     },
 
     async list(tenantId, { cursor, limit }) {
-      if (!Number.isInteger(limit) || limit < 1) {
-        throw new ValidationError('Invalid limit', [{ path: 'limit', message: 'must be a positive integer' }]);
-      }
+      checkedLimit(limit);
       const rows =
         cursor === null
           ? listFirst.all(tenantId, limit + 1)
@@ -233,50 +186,13 @@ export function createSqliteCorpusStore(
     },
 
     async addDocuments(tenantId, corpusId, documents) {
-      if (documents.length > MAX_DOCUMENTS_PER_REQUEST) {
-        throw limitExceeded(
-          'documents',
-          `at most ${MAX_DOCUMENTS_PER_REQUEST} documents per request (MAX_DOCUMENTS_PER_REQUEST)`,
-        );
-      }
+      const { prepared, bytes, chunkCount } = prepareDocuments(documents);
       const createdAt = options.now();
-      let bytes = 0;
-      let chunkCount = 0;
-      const prepared = documents.map((given, i) => {
-        if (given.text.length > MAX_DOCUMENT_CHARS) {
-          throw limitExceeded(`documents.${i}.text`, `at most ${MAX_DOCUMENT_CHARS} characters (MAX_DOCUMENT_CHARS)`);
-        }
-        const document = redactDocument(given);
-        const chunks = chunkText(document.text);
-        if (chunks.length === 0) {
-          throw new ValidationError(`documents.${i}.text: is blank`, [
-            { path: `documents.${i}.text`, message: 'is blank' },
-          ]);
-        }
-        const size = Buffer.byteLength(document.text, 'utf8');
-        // Compressed before the commit, so the write transaction holds only the inserts.
-        const packed = chunks.map(packChunk);
-        bytes += size;
-        chunkCount += chunks.length;
-        const metadata = document.metadata === undefined ? null : JSON.stringify(document.metadata);
-        return { id: newId('doc'), title: document.title ?? null, metadata, size, chunks, packed };
-      });
 
       const row = await committer.run(() => {
         const corpus = byId.get(tenantId, corpusId);
         if (corpus === undefined) throw new NotFoundError(`corpus ${corpusId}`);
-        if (corpus.document_count + prepared.length > MAX_DOCUMENTS_PER_CORPUS) {
-          throw limitExceeded(
-            'documents',
-            `a corpus holds at most ${MAX_DOCUMENTS_PER_CORPUS} documents (MAX_DOCUMENTS_PER_CORPUS); it has ${corpus.document_count}`,
-          );
-        }
-        if (corpus.bytes + bytes > MAX_CORPUS_BYTES) {
-          throw limitExceeded(
-            'documents',
-            `a corpus holds at most ${MAX_CORPUS_BYTES} bytes of text (MAX_CORPUS_BYTES); it has ${corpus.bytes}`,
-          );
-        }
+        checkCorpusRoom(corpus, prepared.length, bytes);
         const indexChunk = db.prepare<[number | bigint, string]>(
           `INSERT INTO ${corpusIndexTable(corpus.seq)} (rowid, text) VALUES (?, ?)`,
         );
@@ -302,16 +218,7 @@ export function createSqliteCorpusStore(
     },
 
     async search(tenantId, corpusId, query, k) {
-      if (!Number.isInteger(k) || k < 1 || k > MAX_SEARCH_K) {
-        throw new ValidationError('Invalid k', [
-          { path: 'k', message: `must be an integer from 1 to ${MAX_SEARCH_K}` },
-        ]);
-      }
-      if (query.length > MAX_QUERY_CHARS) {
-        throw new ValidationError('Query too long', [
-          { path: 'q', message: `must be at most ${MAX_QUERY_CHARS} characters` },
-        ]);
-      }
+      checkSearch(query, k);
       const corpus = byId.get(tenantId, corpusId);
       if (corpus === undefined) throw new NotFoundError(`corpus ${corpusId}`);
       const terms = queryTerms(query);

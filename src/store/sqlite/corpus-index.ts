@@ -1,4 +1,4 @@
-import { unpackChunks } from './chunk-text.js';
+import { unpackChunks } from '../chunk-text.js';
 import type { Db } from './db.js';
 
 /**

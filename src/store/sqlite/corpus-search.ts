@@ -1,8 +1,8 @@
 import { type ChunkHit, MAX_SCORED_ROWS } from '../../domain/corpus.js';
-import { unpackChunks } from './chunk-text.js';
+import { unpackChunks } from '../chunk-text.js';
+import { boundedTerms } from '../query-terms.js';
 import { corpusIndexTable } from './corpus-index.js';
 import type { Db } from './db.js';
-import { anyOf, boundedTerms } from './fts-query.js';
 
 /**
  * One BM25 search of one corpus's index (store/sqlite/corpus-index.ts), on whatever connection it is given:
@@ -13,7 +13,7 @@ import { anyOf, boundedTerms } from './fts-query.js';
 export interface SearchRequest {
   tenantId: string;
   corpusSeq: number;
-  /** Distinct query words (fts-query.ts queryTerms), at least one. */
+  /** Distinct query words (query-terms.ts queryTerms), at least one. */
   terms: string[];
   k: number;
 }
@@ -29,6 +29,14 @@ interface HitRow {
 interface CorpusStatements {
   rowsWith: (term: string) => number;
   scan: (match: string, limit: number) => Array<{ chunk: number; rank: number }>;
+}
+
+/**
+ * The terms as one MATCH expression that cannot be a syntax error or an operator: each a quoted
+ * string (query-terms.ts leaves no `"` in a term), OR-ed.
+ */
+export function anyOf(terms: readonly string[]): string {
+  return terms.map((term) => `"${term}"`).join(' OR ');
 }
 
 /** Prepared statements kept for this many corpora (a connection's cache, not a limit on corpora). */

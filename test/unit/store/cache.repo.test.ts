@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CachedResponse, CacheEntry } from '../../../src/domain/cache.js';
-import { createSqliteCacheStore, prefixUpperBound } from '../../../src/store/sqlite/cache.repo.js';
+import { prefixUpperBound } from '../../../src/store/cache-rows.js';
+import { createSqliteCacheStore } from '../../../src/store/sqlite/cache.repo.js';
 import { openDatabase } from '../../../src/store/sqlite/db.js';
 import { createGroupCommitter } from '../../../src/store/sqlite/group-commit.js';
 
@@ -43,34 +44,6 @@ function entry(key: string, overrides: Partial<CacheEntry> = {}): CacheEntry {
 }
 
 describe('createSqliteCacheStore', () => {
-  it('saves and loads an entry, its value read back intact', async () => {
-    const { store } = openStore();
-    await store.save(entry('analyst:1'));
-    expect(await store.load('acme', 'analyst:1', 5_000)).toEqual(entry('analyst:1'));
-    const { value: _, ...info } = entry('analyst:1');
-    expect(await store.info('acme', 'analyst:1', 5_000)).toEqual(info);
-  });
-
-  it('treats expired rows as absent (live up to and including expiresAt)', async () => {
-    const { store } = openStore();
-    await store.save(entry('analyst:1', { expiresAt: 10_000 }));
-    expect(await store.load('acme', 'analyst:1', 10_000)).toBeDefined();
-    expect(await store.load('acme', 'analyst:1', 10_001)).toBeUndefined();
-    expect(await store.info('acme', 'analyst:1', 10_001)).toBeUndefined();
-    expect(await store.list('acme', '', 10, 10_001)).toEqual([]);
-  });
-
-  it('scopes every read and delete to the tenant', async () => {
-    const { store } = openStore();
-    await store.save(entry('analyst:1'));
-    expect(await store.load('globex', 'analyst:1', 5_000)).toBeUndefined();
-    expect(await store.delete('globex', 'analyst:1')).toBe(false);
-    expect(await store.deletePrefix('globex', 'analyst:')).toEqual([]);
-    expect(await store.list('globex', '', 10, 5_000)).toEqual([]);
-    expect(await store.delete('acme', 'analyst:1')).toBe(true);
-    expect(await store.delete('acme', 'analyst:1')).toBe(false);
-  });
-
   it('replaces an entry on save, resetting its hits', async () => {
     const { store } = openStore();
     await store.save(entry('analyst:1'));
@@ -82,59 +55,6 @@ describe('createSqliteCacheStore', () => {
     });
     await store.save(entry('analyst:1', { createdAt: 3_000, expiresAt: 13_000 }));
     expect(await store.info('acme', 'analyst:1', 5_000)).toMatchObject({ hits: 0, lastHitAt: null, createdAt: 3_000 });
-  });
-
-  it('slides expiry forward on a hit, never backward', async () => {
-    const { store } = openStore();
-    await store.save(entry('analyst:1', { expiresAt: 10_000 }));
-    await store.recordHit('acme', 'analyst:1', 2_000, 8_000);
-    expect(await store.info('acme', 'analyst:1', 5_000)).toMatchObject({ hits: 1, expiresAt: 10_000 });
-    await store.recordHit('acme', 'analyst:1', 9_000, 19_000);
-    expect(await store.info('acme', 'analyst:1', 15_000)).toMatchObject({ hits: 2, expiresAt: 19_000 });
-  });
-
-  it('deletes by true prefix: `_` and `%` are literal, analyst2: survives analyst:', async () => {
-    const { store } = openStore();
-    const keys = ['analyst:1', 'analyst:2', 'analyst:\u{1F600}', 'analyst2:1', 'analystX1', 'an_lyst:1', 'a%:1'];
-    for (const key of keys) await store.save(entry(key));
-    await store.save({ ...entry('analyst:1'), tenantId: 'globex' });
-
-    expect((await store.deletePrefix('acme', 'analyst:')).sort()).toEqual([
-      'analyst:1',
-      'analyst:2',
-      'analyst:\u{1F600}',
-    ]);
-    expect(await store.deletePrefix('acme', 'an_')).toEqual(['an_lyst:1']);
-    expect(await store.deletePrefix('acme', 'a%')).toEqual(['a%:1']);
-    expect((await store.list('acme', '', 10, 5_000)).map((e) => e.key)).toEqual(['analyst2:1', 'analystX1']);
-    expect(await store.load('globex', 'analyst:1', 5_000)).toBeDefined();
-  });
-
-  it('lists live entries by prefix in key order, up to the limit', async () => {
-    const { store } = openStore();
-    for (const key of ['b:2', 'a:3', 'b:1', 'b:3']) await store.save(entry(key));
-    await store.save(entry('b:0', { expiresAt: 4_000 }));
-    expect((await store.list('acme', 'b:', 2, 5_000)).map((e) => e.key)).toEqual(['b:1', 'b:2']);
-    expect((await store.list('acme', 'b:', 10, 5_000)).map((e) => e.key)).toEqual(['b:1', 'b:2', 'b:3']);
-  });
-
-  it('reads a row it cannot parse as a miss, not a crash', async () => {
-    const { db, store } = openStore();
-    await store.save(entry('analyst:1'));
-    await store.save(entry('analyst:2'));
-    db.prepare("UPDATE cache_entries SET value = '{not json' WHERE key = 'analyst:1'").run();
-    db.prepare(`UPDATE cache_entries SET value = '{"response":{"content":[]}}' WHERE key = 'analyst:2'`).run();
-    expect(await store.load('acme', 'analyst:1', 5_000)).toBeUndefined();
-    expect(await store.load('acme', 'analyst:2', 5_000)).toBeUndefined();
-  });
-
-  it('purges expired rows in bounded batches, oldest first', async () => {
-    const { store } = openStore();
-    for (let i = 1; i <= 5; i++) await store.save(entry(`a:${i}`, { expiresAt: i * 1_000 }));
-    expect(await store.purgeExpired(4_500, 2)).toBe(2);
-    expect((await store.list('acme', '', 10, 0)).map((e) => e.key)).toEqual(['a:3', 'a:4', 'a:5']);
-    expect(await store.purgeExpired(4_500, 100)).toBe(2);
-    expect((await store.list('acme', '', 10, 0)).map((e) => e.key)).toEqual(['a:5']);
   });
 
   it('uses the primary key for prefix ranges and the expiry index for sweeps', () => {

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { chunkText } from '../../../src/domain/corpus.js';
-import { compress, decompressInto } from '../../../src/store/sqlite/chunk-codec.js';
+import { compress, decompressInto } from '../../../src/store/chunk-codec.js';
 
-/** The chunk code (store/sqlite/chunk-codec.ts) gives back every input byte for byte, and refuses what it did not write. */
+/** The chunk code (store/chunk-codec.ts) gives back every input byte for byte, and refuses what it did not write. */
 
 const roundTrip = (bytes: Uint8Array): Buffer => {
   const out = Buffer.alloc(bytes.length);

@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { chunkText } from '../../../src/domain/corpus.js';
-import { unpackChunk } from '../../../src/store/sqlite/chunk-text.js';
+import { unpackChunk } from '../../../src/store/chunk-text.js';
 import { createSqliteCorpusStore, type SqliteCorpusStore } from '../../../src/store/sqlite/corpora.repo.js';
 import { buildMissingCorpusIndexes, dropCorpusIndex } from '../../../src/store/sqlite/corpus-index.js';
 import { type Db, openDatabase } from '../../../src/store/sqlite/db.js';
 import { createGroupCommitter } from '../../../src/store/sqlite/group-commit.js';
 
 /**
- * Chunk text stored compressed (store/sqlite/chunk-text.ts, migrations/sqlite/0023): what a search returns is the
+ * Chunk text stored compressed (store/chunk-text.ts, migrations/sqlite/0023): what a search returns is the
  * chunk as cut, byte for byte; rows written before 0023 (TEXT) are read as they are and rewritten in
  * the background; a missing index is rebuilt from either form.
  */

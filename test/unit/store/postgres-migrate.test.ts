@@ -13,11 +13,19 @@ import { freshPostgresDatabase } from '../../support/postgres-database.js';
  * applied once each even when several instances boot together, never again, rolled back whole when
  * one fails, refused on a database a newer build migrated; and every table they create has the
  * columns of the SQLite table of the same name, so one row mapping serves both stores — plus the
- * few only PostgreSQL has (POSTGRES_ONLY: the run leases several instances need).
+ * few only PostgreSQL has (POSTGRES_ONLY: the run leases several instances need; the BM25 statistics
+ * SQLite's FTS5 tables keep for it and PostgreSQL has no index for: store/postgres/corpus-search.ts).
  */
-const POSTGRES_ONLY: Record<string, string[]> = { workflows: ['lease_owner', 'lease_epoch', 'lease_until'] };
-/** Tables only PostgreSQL has, and why. */
+const POSTGRES_ONLY: Record<string, string[]> = {
+  workflows: ['lease_owner', 'lease_epoch', 'lease_until'],
+  // Total tokens of a corpus's chunks (BM25's average length); FTS5 keeps it in its own table.
+  corpora: ['tokens'],
+  // A chunk's length in tokens, its terms and their counts; FTS5 keeps them in its index.
+  corpus_chunks: ['tokens', 'term_ids', 'term_counts'],
+};
+/** Tables only PostgreSQL has, with why. */
 const POSTGRES_ONLY_TABLES: Record<string, string> = {
+  corpus_terms: "per corpus and term, the chunks that hold it (BM25's document frequency; FTS5's index counts it)",
   // SQLite's roll-ups keep swept trees' sums; PostgreSQL reads live rows and these (usage-analytics.ts).
   usage_swept: 'the dashboard sums of trees the retention sweep deleted',
 };

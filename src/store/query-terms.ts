@@ -1,11 +1,14 @@
-import { MAX_QUERY_TERMS } from '../../domain/corpus.js';
+import { MAX_QUERY_TERMS } from '../domain/corpus.js';
 
 /**
- * A user's search text as an FTS5 MATCH expression that cannot be a syntax error or an operator:
- * the words (runs of letters, digits and combining marks, as unicode61 reads them), lower-cased,
- * de-duplicated, at most MAX_QUERY_TERMS, each a quoted string, OR-ed. Nothing of the user's text
- * but those characters reaches MATCH, so `"`, `*`, `:`, `^`, parentheses, `NEAR(`, `AND`/`OR`/`NOT`
- * and column filters are plain words or gone.
+ * A user's search text as the words both corpus stores search for, so no search syntax of either
+ * (FTS5 MATCH, PostgreSQL text search) can come of it: the words (runs of letters, digits and
+ * combining marks, as unicode61 reads them), lower-cased, de-duplicated, at most MAX_QUERY_TERMS.
+ * Nothing of the user's text but those characters reaches a query, so `"`, `*`, `:`, `^`, `&`,
+ * `|`, `!`, parentheses, `NEAR(`, `AND`/`OR`/`NOT` and column filters are plain words or gone. The
+ * SQLite store quotes and ORs them (store/sqlite/corpus-search.ts); the PostgreSQL store looks their
+ * stems up in its term table (store/postgres/corpus-search.ts). Which terms a search weighs is
+ * chosen here, once, for both.
  */
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 
@@ -18,11 +21,6 @@ export function queryTerms(query: string): string[] {
   return [...terms];
 }
 
-/** The terms as one MATCH expression: each a quoted string, OR-ed. */
-export function anyOf(terms: readonly string[]): string {
-  return terms.map((term) => `"${term}"`).join(' OR ');
-}
-
 /**
  * The terms BM25 weighs: FTS5 gives a term found in half the corpus's rows or more an IDF of 1e-6
  * (its formula is log((N − n + 0.5) / (n + 0.5)), floored), so such a term changes no ranking — but
@@ -30,7 +28,7 @@ export function anyOf(terms: readonly string[]): string {
  * in no row match nothing and are left out too. `rowsWith` answers how many of the corpus's rows
  * hold a term (counted through the index, so stemmed as the index stems it); `indexedRows` is the
  * corpus's row count: both per corpus, so another corpus's data changes nothing here
- * (migrations/sqlite/0015).
+ * (migrations/sqlite/0015, migrations/postgres/0010).
  */
 export function weightedTerms(
   terms: readonly string[],

@@ -1,5 +1,5 @@
 /**
- * A byte-oriented LZ77 code for one chunk's UTF-8 (store/sqlite/chunk-text.ts), in the shape of the LZ4
+ * A byte-oriented LZ77 code for one chunk's UTF-8 (store/chunk-text.ts), in the shape of the LZ4
  * block format: no entropy coding, so decoding is copies only, a few microseconds per chunk where
  * a zlib call costs ~100 µs or more in Node (most of it the call, not the inflating). A sequence is
  * a token byte (high nibble: literal count, low nibble: match length − MIN_MATCH; 15 in either says

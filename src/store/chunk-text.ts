@@ -1,5 +1,4 @@
 import { compress, decompressInto, MAX_INPUT_BYTES } from './chunk-codec.js';
-import type { Db } from './db.js';
 
 /**
  * How corpus_chunks.text holds a chunk (migrations/sqlite/0023): a BLOB, the byte length of the chunk's
@@ -12,8 +11,9 @@ import type { Db } from './db.js';
  * search of 8 hits, ~7%); these chunks decode in a few µs each.
  * The FTS5 index is contentless and is given the text itself, so ranking is untouched.
  *
- * Rows written before 0023 hold TEXT: `unpackChunks` reads both, and `compressLegacyChunks`
- * rewrites them in the background, a batch per commit.
+ * Rows written before 0023 hold TEXT: `unpackChunks` reads both, and the SQLite store's
+ * `compressLegacyChunks` (store/sqlite/legacy-chunks.ts) rewrites them in the background, a batch per
+ * commit. Free of any driver: the PostgreSQL store keeps its chunks the same way (a BYTEA).
  */
 
 const LENGTH_BYTES = 2;
@@ -40,23 +40,4 @@ export function unpackChunk(stored: string | Buffer): string {
 /** The chunks' texts, in order, from either form a row may hold. */
 export function unpackChunks(stored: ReadonlyArray<string | Buffer>): string[] {
   return stored.map(unpackChunk);
-}
-
-/** Legacy rows rewritten per commit: a few tens of milliseconds of work. */
-const LEGACY_BATCH = 1_000;
-
-/**
- * Compresses up to LEGACY_BATCH chunk rows still holding TEXT (written before migrations/sqlite/0023);
- * true while more remain. Idempotent: a row once a BLOB leaves the partial index the batch reads.
- */
-export function compressLegacyChunks(db: Db): boolean {
-  // Repeats the partial index's WHERE clause verbatim (migrations/sqlite/0023) so the planner uses it.
-  const rows = db
-    .prepare<[number], { id: number; text: string }>(
-      "SELECT id, text FROM corpus_chunks WHERE typeof(text) = 'text' ORDER BY id LIMIT ?",
-    )
-    .all(LEGACY_BATCH);
-  const update = db.prepare<[Buffer, number]>('UPDATE corpus_chunks SET text = ? WHERE id = ?');
-  for (const row of rows) update.run(packChunk(row.text), row.id);
-  return rows.length === LEGACY_BATCH;
 }
