@@ -1,10 +1,9 @@
 import type { EngagementStore, MetricsStore, UsageAnalyticsStore, WorkflowStore } from '../../src/domain/ports.js';
 import { createPostgresEngagementStore } from '../../src/store/postgres/engagement.js';
 import { createPostgresMetricsStore } from '../../src/store/postgres/metrics.js';
-import { inTransaction } from '../../src/store/postgres/transaction.js';
-import { createPostgresUsageAnalyticsStore, foldSweptUsage } from '../../src/store/postgres/usage-analytics.js';
+import { createPostgresRetentionSweeper } from '../../src/store/postgres/retention.js';
+import { createPostgresUsageAnalyticsStore } from '../../src/store/postgres/usage-analytics.js';
 import { createPostgresWorkflowStore } from '../../src/store/postgres/workflows.js';
-import { WORKFLOW_OWNED_TABLES } from '../../src/store/retention.js';
 import { createSqliteEngagementStore } from '../../src/store/sqlite/engagement.repo.js';
 import { createSqliteMetricsStore } from '../../src/store/sqlite/metrics.repo.js';
 import { createRetentionSweeper } from '../../src/store/sqlite/retention.repo.js';
@@ -20,10 +19,7 @@ export interface OpenedAnalytics {
   metrics: MetricsStore;
   usage: UsageAnalyticsStore;
   engagement: EngagementStore;
-  /**
-   * Deletes the finished trees that ended before `cutoff` as retention does. On PostgreSQL this
-   * stands in for its sweep, not built yet: the fold the sweep must run, then the deletes.
-   */
+  /** Runs the store's retention sweep: the finished trees that ended before `cutoff` go. */
   sweep(cutoff: number): Promise<number>;
   close(): Promise<void>;
 }
@@ -61,20 +57,11 @@ export const USAGE_ANALYTICS_ADAPTERS: Array<{ name: string; open(): Promise<Ope
         usage: createPostgresUsageAnalyticsStore(pool),
         engagement: createPostgresEngagementStore(pool),
         sweep: async (cutoff) => {
-          await committer.drain();
-          const { rows } = await pool.query<{ id: string }>(
-            `SELECT w.id FROM workflows r JOIN workflows w ON w.root_workflow_id = r.id
-              WHERE r.parent_workflow_id IS NULL AND r.status IN ('completed', 'failed', 'cancelled') AND r.ended_at < $1`,
-            [cutoff],
-          );
-          const ids = rows.map((r) => r.id);
-          await inTransaction(pool, async (tx) => {
-            await foldSweptUsage(tx, ids);
-            for (const [table, column] of WORKFLOW_OWNED_TABLES) {
-              await tx.query(`DELETE FROM ${table} WHERE ${column} = ANY($1::text[])`, [ids]);
-            }
-          });
-          return ids.length;
+          const clock = { now: () => cutoff + 1, sleep: async () => {} };
+          const sweeper = createPostgresRetentionSweeper(committer, { clock, retentionMs: 1, onError: () => {} });
+          const done = await sweeper.sweepNow();
+          sweeper.stop();
+          return done.workflows;
         },
         close: () => committer.drain(),
       };
