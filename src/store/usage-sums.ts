@@ -155,6 +155,13 @@ function mergeDurations(a: readonly DurationCount[], b: readonly DurationCount[]
 
 /** The models that had a task in the window, by name; their ended calls over every piece. */
 export function addModelSums(parts: ModelSums[][]): ModelSums[] {
+  return mergeModelSums(parts)
+    .filter((m) => m.tasks > 0)
+    .sort((a, b) => byKey(a.model, b.model));
+}
+
+/** Every model of the pieces, their figures added up (a model in one piece only is left as it is). */
+export function mergeModelSums(parts: ModelSums[][]): ModelSums[] {
   const merged = new Map<string, ModelSums>();
   for (const list of parts) {
     for (const m of list) {
@@ -180,5 +187,5 @@ export function addModelSums(parts: ModelSums[][]): ModelSums[] {
       );
     }
   }
-  return [...merged.values()].filter((m) => m.tasks > 0).sort((a, b) => byKey(a.model, b.model));
+  return [...merged.values()];
 }

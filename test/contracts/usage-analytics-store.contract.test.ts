@@ -358,30 +358,52 @@ describe.each(ADAPTERS)('UsageAnalyticsStore and EngagementStore contract: $name
   });
 });
 
+/** Every report of both adapters in every window, for every tenant: PostgreSQL's equal to SQLite's. */
+async function compareAll(): Promise<number> {
+  const sqlite = fxOf('sqlite');
+  const postgres = fxOf('postgres');
+  let tasks = 0;
+  for (const tenant of ['acme', 'globex', 'nobody']) {
+    for (const w of windows()) {
+      const at = `${tenant} [${w.from}, ${w.to})`;
+      const dashboard = await sqlite.usage.dashboard(tenant, w);
+      expectClose(await postgres.usage.dashboard(tenant, w), dashboard, `${at} dashboard`);
+      expectClose(await postgres.usage.taskModels(tenant, w), await sqlite.usage.taskModels(tenant, w), at);
+      expectClose(await postgres.usage.toolCalls(tenant, w), await sqlite.usage.toolCalls(tenant, w), at);
+      const models = await sqlite.usage.models(tenant, w);
+      const pgModels = await postgres.usage.models(tenant, w);
+      expectClose(pgModels, models, `${at} models`);
+      // Latency lists exactly: the same values (bucket floors computed by libm on both), the same order.
+      expect(pgModels.map((m) => m.durations)).toEqual(models.map((m) => m.durations));
+      const filter = { from: w.from, to: w.to };
+      expectClose(await postgres.engagement.sums(tenant, filter), await sqlite.engagement.sums(tenant, filter), at);
+      const typed = { ...filter, taskType: 'review' };
+      expectClose(await postgres.engagement.sums(tenant, typed), await sqlite.engagement.sums(tenant, typed), at);
+      tasks += dashboard.tasks;
+    }
+  }
+  return tasks;
+}
+
 describe('UsageAnalyticsStore and EngagementStore: PostgreSQL answers what SQLite answers', () => {
   it('in every window, for every tenant', async () => {
-    const sqlite = fxOf('sqlite');
-    const postgres = fxOf('postgres');
-    let tasks = 0;
-    for (const tenant of ['acme', 'globex', 'nobody']) {
-      for (const w of windows()) {
-        const at = `${tenant} [${w.from}, ${w.to})`;
-        const dashboard = await sqlite.usage.dashboard(tenant, w);
-        expectClose(await postgres.usage.dashboard(tenant, w), dashboard, `${at} dashboard`);
-        expectClose(await postgres.usage.taskModels(tenant, w), await sqlite.usage.taskModels(tenant, w), at);
-        expectClose(await postgres.usage.toolCalls(tenant, w), await sqlite.usage.toolCalls(tenant, w), at);
-        const models = await sqlite.usage.models(tenant, w);
-        const pgModels = await postgres.usage.models(tenant, w);
-        expectClose(pgModels, models, `${at} models`);
-        // Latency lists exactly: the same values (bucket floors computed by libm on both), the same order.
-        expect(pgModels.map((m) => m.durations)).toEqual(models.map((m) => m.durations));
-        const filter = { from: w.from, to: w.to };
-        expectClose(await postgres.engagement.sums(tenant, filter), await sqlite.engagement.sums(tenant, filter), at);
-        const typed = { ...filter, taskType: 'review' };
-        expectClose(await postgres.engagement.sums(tenant, typed), await sqlite.engagement.sums(tenant, typed), at);
-        tasks += dashboard.tasks;
-      }
+    expect(await compareAll()).toBeGreaterThan(500);
+  }, 120_000);
+
+  it('after retention swept the older trees: whole hours and days still count them, raw edges do not', async () => {
+    const cutoff = NOW - 1.5 * DAY;
+    const swept = await Promise.all(ADAPTERS.map(({ name }) => fxOf(name).sweep(cutoff)));
+    expect(swept[0]).toBeGreaterThan(20);
+    expect(swept[1]).toBe(swept[0]);
+    for (const { name } of ADAPTERS) {
+      const { usage, engagement } = fxOf(name);
+      expect((await usage.dashboard('acme', WHOLE)).tasks, name).toBe(60);
+      // Tool calls and engagement read raw rows on both: the swept ones are gone.
+      expect(
+        (await engagement.sums('acme', {})).reduce((n, e) => n + e.runs, 0),
+        name,
+      ).toBeLessThan(20);
     }
-    expect(tasks).toBeGreaterThan(500);
+    expect(await compareAll()).toBeGreaterThan(300);
   }, 120_000);
 });

@@ -7,11 +7,13 @@ import {
   WORKFLOW_OWNED_TABLES,
 } from '../retention.js';
 import type { PostgresCommitter } from './group-commit.js';
+import { foldSweptUsage } from './usage-analytics.js';
 
 /**
  * Retention on PostgreSQL (docs/operations.md#retention): the SQLite sweeper's rules (src/store/retention.ts) — a
  * finished tree whose root ended before the cutoff goes as a whole, in one transaction, at most
- * BATCH_TREES trees a batch. PostgreSQL reuses the space of deleted rows itself (autovacuum), so
+ * BATCH_TREES trees a batch, its analytics folded into the swept sums first (as SQLite's roll-ups,
+ * which retention leaves alone, keep them). PostgreSQL reuses the space of deleted rows itself (autovacuum), so
  * nothing is handed back by hand: `reclaimedPages` is always 0.
  */
 export function createPostgresRetentionSweeper(
@@ -45,6 +47,8 @@ export function createPostgresRetentionSweeper(
       }
       let rows = 0;
       if (ids.length > 0) {
+        // What the dashboard and model analytics must keep counting, before it goes (usage-analytics.ts).
+        await foldSweptUsage(tx, ids);
         for (const [table, column] of WORKFLOW_OWNED_TABLES) {
           const result = await tx.query(`DELETE FROM ${table} WHERE ${column} = ANY($1::text[])`, [ids]);
           rows += result.rowCount ?? 0;

@@ -26,6 +26,8 @@ const POSTGRES_ONLY: Record<string, string[]> = {
 /** Tables only PostgreSQL has, with why. */
 const POSTGRES_ONLY_TABLES: Record<string, string> = {
   corpus_terms: "per corpus and term, the chunks that hold it (BM25's document frequency; FTS5's index counts it)",
+  // SQLite's roll-ups keep swept trees' sums; PostgreSQL reads live rows and these (usage-analytics.ts).
+  usage_swept: 'the dashboard sums of trees the retention sweep deleted',
 };
 const cleanups: Array<() => Promise<void> | void> = [];
 afterAll(async () => {
