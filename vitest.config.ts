@@ -12,7 +12,6 @@ const shared = {
 /** Run a second time over PostgreSQL (the `postgres` project below). */
 const POSTGRES_SUITES = [
   'test/api/auth-tenancy.test.ts',
-  'test/api/tenant-bounds.test.ts',
   'test/api/fuzz-read-routes.test.ts',
   'test/api/fuzz-write-routes.test.ts',
   'test/api/fuzz-regressions.test.ts',

@@ -40,6 +40,7 @@ export async function openPostgresStores(
   const corpora = createPostgresCorpusStore(pool, {
     now: () => clock.now(),
     onError: (err) => warn('corpus purge failed; it resumes with the next delete or start', err),
+    searchConcurrencyPerTenant: config.SEARCH_CONCURRENCY_PER_TENANT,
   });
   const retention = createPostgresRetentionSweeper(committer, {
     clock,

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { ValidationError } from '../../domain/errors.js';
 
 /**
  * The one way baton opens PostgreSQL. Times, counts and sequence numbers are BIGINT, which `pg`
@@ -17,6 +18,39 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
+/**
+ * PostgreSQL text cannot hold U+0000, which SQLite (and JSON) can: a value with one fails the
+ * statement with 22021 (a text parameter) or 22P05 (inside JSON text). That is the client's input,
+ * not a fault of the service: it answers 400 naming the character, on every statement of every
+ * store, instead of a 500. (The stores that can say which field it was check first.)
+ */
+const NUL_REFUSED = new Set(['22021', '22P05']);
+
+function refuseNul(err: unknown): unknown {
+  if (err instanceof Error && NUL_REFUSED.has((err as { code?: string }).code ?? '')) {
+    return new ValidationError('text must not contain U+0000 (PostgreSQL text cannot hold it)', [
+      { path: '', message: 'must not contain U+0000' },
+    ]);
+  }
+  return err;
+}
+
+/** pg's client, with refuseNul on every query, in both of pg's calling styles (the pool uses callbacks). */
+class NulRefusingClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: pg's query is overloaded past what a subclass can restate.
+  override query(...args: any[]): any {
+    const last = args.at(-1);
+    if (typeof last === 'function') {
+      args[args.length - 1] = (err: unknown, result: unknown) => last(err ? refuseNul(err) : err, result);
+      // biome-ignore lint/suspicious/noExplicitAny: as above.
+      return (super.query as any)(...args);
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: as above.
+    const result = (super.query as any)(...args);
+    return typeof result?.then === 'function' ? result.catch((err: unknown) => Promise.reject(refuseNul(err))) : result;
+  }
+}
+
 export interface PostgresPoolOptions {
   connectionString: string;
   /** Connections this instance may hold (default 10). */
@@ -31,5 +65,6 @@ export function openPostgresPool(options: PostgresPoolOptions): pg.Pool {
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'baton',
     types,
+    Client: NulRefusingClient,
   });
 }
