@@ -2,9 +2,9 @@ import type pg from 'pg';
 import { ValidationError } from '../../domain/errors.js';
 import type { Page, TraceStore } from '../../domain/ports.js';
 import type { SpanWrite, TraceFilter, TraceSummary } from '../../domain/spans.js';
-import { isTerminal, type Status } from '../../domain/status.js';
 import { draftJournalRows } from '../journal-codec.js';
 import { decodeKeyset, encodeKeyset } from '../keyset.js';
+import { type TraceRow, toSummary } from '../trace-rows.js';
 import type { Tx } from './analytics-writes.js';
 import type { PostgresCommitter } from './group-commit.js';
 import { appendJournal, journalSpans, journalUsage } from './journal.js';
@@ -13,17 +13,6 @@ import { appendJournal, journalSpans, journalUsage } from './journal.js';
  * Trace reads on PostgreSQL, as on SQLite (src/store/sqlite/spans.repo.ts): spans are read back as
  * the journal leaves them, and the open ones of a crashed run are closed by appending their ends.
  */
-interface TraceRow {
-  id: string;
-  trace_id: string;
-  name: string;
-  correlation_id: string | null;
-  status: Status;
-  created_at: number;
-  ended_at: number | null;
-  span_count: number;
-}
-
 /** The inserts (9-element writes) among the span writes of the trace's journal rows. */
 const SPAN_COUNT = `(SELECT count(*) FROM journal j, json_array_elements(j.spans::json) s
   WHERE j.workflow_id IN (SELECT w.id UNION ALL
@@ -31,20 +20,6 @@ const SPAN_COUNT = `(SELECT count(*) FROM journal j, json_array_elements(j.spans
     AND j.spans IS NOT NULL AND json_array_length(s.value) = 9)`;
 
 const ROOT_COLUMNS = 'w.id, w.trace_id, w.name, w.correlation_id, w.status, w.created_at, w.ended_at';
-
-function toSummary(row: TraceRow): TraceSummary {
-  const completed = isTerminal(row.status);
-  return {
-    traceId: row.trace_id,
-    workflowId: row.id,
-    workflowName: row.name,
-    groupId: row.correlation_id,
-    status: completed ? 'completed' : 'active',
-    startedAt: row.created_at,
-    endedAt: completed ? row.ended_at : null,
-    spanCount: row.span_count,
-  };
-}
 
 async function selectRoot(tx: Tx, tenantId: string, traceId: string): Promise<TraceRow | undefined> {
   const { rows } = await tx.query<TraceRow>(

@@ -1,8 +1,8 @@
 import { ValidationError } from '../../domain/errors.js';
 import type { Page, TraceStore } from '../../domain/ports.js';
 import type { SpanRecord, SpanWrite, TraceFilter, TraceSummary } from '../../domain/spans.js';
-import { isTerminal, type Status } from '../../domain/status.js';
 import { decodeKeyset, encodeKeyset } from '../keyset.js';
+import { type TraceRow, toSummary } from '../trace-rows.js';
 import type { Db } from './db.js';
 import type { GroupCommitter } from './group-commit.js';
 import { createJournalRepo } from './journal.repo.js';
@@ -14,18 +14,6 @@ import { createJournalRepo } from './journal.repo.js';
  * journal leaves them, and the open ones of a crashed run are closed by appending their ends.
  */
 
-/** The root workflow of a trace, with its span count. */
-interface TraceRow {
-  id: string;
-  trace_id: string;
-  name: string;
-  correlation_id: string | null;
-  status: Status;
-  created_at: number;
-  ended_at: number | null;
-  span_count: number;
-}
-
 /** The inserts among the span writes of the trace's journal rows: the root's, then its descendants'. */
 const SPAN_COUNT = `(SELECT count(*) FROM journal j, json_each(j.spans) s
   WHERE j.workflow_id IN (SELECT w.id UNION ALL
@@ -34,20 +22,6 @@ const SPAN_COUNT = `(SELECT count(*) FROM journal j, json_each(j.spans) s
 
 const ROOT_COLUMNS = 'w.id, w.trace_id, w.name, w.correlation_id, w.status, w.created_at, w.ended_at';
 const TRACE_COLUMNS = `${ROOT_COLUMNS}, ${SPAN_COUNT} AS span_count`;
-
-function toSummary(row: TraceRow): TraceSummary {
-  const completed = isTerminal(row.status);
-  return {
-    traceId: row.trace_id,
-    workflowId: row.id,
-    workflowName: row.name,
-    groupId: row.correlation_id,
-    status: completed ? 'completed' : 'active',
-    startedAt: row.created_at,
-    endedAt: completed ? row.ended_at : null,
-    spanCount: row.span_count,
-  };
-}
 
 type FilterKey = 'workflowId' | 'groupId' | 'active' | 'completed' | 'from' | 'to';
 
