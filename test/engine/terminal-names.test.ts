@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseDefinition } from '../../src/store/workflow-rows.js';
 import { allEvents, type EventJson } from '../support/api-fixtures.js';
 import { useAnthropicTestApp, waitForStatus } from '../support/build-app.js';
 import { type RecordedRequest, textMessage, toolUseMessage } from '../support/fake-anthropic.js';
@@ -35,6 +37,8 @@ const FORGING_NAMES = [
   ' padded ',
 ];
 const HUGE_NAME = `deploy_${'A'.repeat(8_000_000 - 7)}`;
+/** A valid name that is a provider key: redaction must leave it a valid name, not `[REDACTED]`. */
+const SECRET_NAME = 'sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_ab';
 
 type Message = { role: string; content: string | Array<{ type: string; content?: string; text?: string }> };
 const messagesOf = (request: RecordedRequest) => (request.body as { messages: Message[] }).messages;
@@ -73,6 +77,10 @@ function hostile(request: RecordedRequest) {
       : toolUses([{ name: HUGE_NAME, input: {} }]);
   }
   if (task === 'invent always') return toolUses([{ name: HUGE_NAME, input: {} }]);
+  if (task === 'spawn a secret name') {
+    if (turn > 1) return { body: textMessage('done') };
+    return toolUses([{ name: 'request_spawn_workflow', input: { name: SECRET_NAME, description: 'spawned work' } }]);
+  }
   return { body: textMessage('done') };
 }
 
@@ -128,6 +136,26 @@ describe('names a hostile model writes', () => {
     // The model read why, in the tool results of its next turn.
     const second = app.fake.requests.find((r) => firstUser(r) === 'spawn forged names' && messagesOf(r).length > 1);
     expect(JSON.stringify(second?.body)).toContain('must be 1-100 letters, digits, spaces');
+  });
+
+  it('a spawned name holding a secret is stored redacted and still a valid name (it reads back after a restart)', async () => {
+    app.fake.setDefault(hostile);
+    const { id, done } = await run('spawn a secret name', ['request_spawn_workflow']);
+    expect(done.status).toBe('completed');
+    // The stored definition, as a restarted store reads it: without the definition cache.
+    const db = new Database(DATABASE_PATH, { readonly: true });
+    try {
+      const texts = db
+        .prepare<[string], string>('SELECT definition FROM workflows WHERE parent_workflow_id = ?')
+        .pluck()
+        .all(id);
+      expect(texts).toHaveLength(1);
+      const definition = parseDefinition(texts[0] as string);
+      expect(definition.name).not.toContain('AbCdEfGh');
+      expect(definition.name).toContain('REDACTED');
+    } finally {
+      db.close();
+    }
   });
 
   it('an 8 000 000-character tool name is a bad response: retried, stored nowhere, analytics stay small', async () => {

@@ -3,7 +3,7 @@ import { AppError } from '../../domain/errors.js';
 import { boundedToolName, type ToolDefinition, type ToolResultBlock, type ToolUseBlock } from '../../domain/llm.js';
 import type { ChildLauncher } from '../../domain/ports.js';
 import type { NodeRecord, WorkflowRecord } from '../../domain/records.js';
-import { redactSecrets } from '../../domain/redact.js';
+import { REDACTED, redactSecrets } from '../../domain/redact.js';
 import { isTerminal } from '../../domain/status.js';
 import type { ToolResult } from '../../tools/registry.js';
 import { type SpawnReceipt, type ToolContext, ToolRefusal } from '../../tools/tool.js';
@@ -129,7 +129,9 @@ export class RunToolBox implements ToolBox {
     const parent = this.view.definition;
     const agent = this.view.agent(agentName);
     if (!agent) throw new ToolRefusal(`agent "${agentName}" is not defined`);
-    const name = redactSecrets(request.name);
+    // Redaction must leave a valid name (NameSchema): its marker's brackets are not name characters,
+    // and a stored definition is read back through the schema (after a restart, on another instance).
+    const name = redactSecrets(request.name).replaceAll(REDACTED, 'REDACTED');
     const definition: WorkflowDefinition = {
       name,
       input: { task: redactSecrets(request.description) },
