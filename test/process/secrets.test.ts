@@ -1,9 +1,12 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unpackChunks } from '../../src/store/chunk-text.js';
+import { type DatabaseUnderTest, databaseUnderTest } from '../support/database-under-test.js';
 import {
   errorBody,
   type FakeServer,
@@ -11,6 +14,7 @@ import {
   startFakeAnthropic,
   textMessage,
 } from '../support/fake-anthropic.js';
+import { postgresBinDir } from '../support/postgres-cluster.js';
 import { buildInventoriedApp, type RouteEntry } from '../support/route-inventory.js';
 import { reportFigures } from '../support/scale.js';
 import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } from '../support/server-process.js';
@@ -25,7 +29,7 @@ import { type ServerProcess, startServer, stopAllServers, tempDir, waitFor } fro
  * descriptions and document metadata). The real server runs as a child process at LOG_LEVEL=trace,
  * so its logs are its real stdout/stderr. Then every canary is looked for — 0 occurrences allowed —
  * in every log line, every byte of every database file (`.db`, `-wal`, `-shm`) while it runs and
- * after shutdown has checkpointed, the decoded text of every corpus chunk (stored compressed, so
+ * after shutdown has checkpointed (over PostgreSQL, in the `postgres` project: a full `pg_dump`), the decoded text of every corpus chunk (stored compressed, so
  * not in those bytes), every response of every GET route of the route inventory over
  * every object (SSE streams and traces included), every read-only tool explored over every node, and
  * every request the model received (only the `authorization` header carries the provider key).
@@ -262,6 +266,23 @@ function scanDatabaseFiles(dir: string, moment: string): number {
   return files.length;
 }
 
+/**
+ * The database over PostgreSQL (the `postgres` project of vitest.config.ts): its files are the
+ * cluster's, shared with other suites, so what is scanned is a full `pg_dump` of the service's
+ * database — every row of every table, as text.
+ */
+function scanPostgresDump(url: string, moment: string): number {
+  const dump = execFileSync(join(postgresBinDir(), 'pg_dump'), ['--no-owner', '--dbname', url], {
+    maxBuffer: 512 * 1024 * 1024,
+  });
+  scan(`pg_dump ${moment}`, dump);
+  return 1;
+}
+
+/** Which database the server runs on: SQLite, or PostgreSQL in the `postgres` project. */
+const KIND = process.env.BATON_TEST_DATABASE === 'postgres' ? 'postgres' : 'sqlite';
+let database: DatabaseUnderTest | undefined;
+
 // --- HTTP ------------------------------------------------------------------------------------
 
 let server: ServerProcess;
@@ -445,9 +466,11 @@ const figures: Record<string, unknown> = {};
 
 beforeAll(async () => {
   fake = await startFakeAnthropic({ defaultReply: fakeModel });
+  if (KIND === 'postgres') database = await databaseUnderTest('postgres', tmp.dbPath());
   server = await startServer({
     dbPath: tmp.dbPath(),
     env: {
+      ...database?.env,
       HOST: '127.0.0.1',
       LOG_LEVEL,
       API_KEYS: `acme:${C.tenantKey.value}`,
@@ -462,6 +485,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopAllServers();
   await fake?.close();
+  await database?.close();
   tmp.cleanup();
 });
 
@@ -648,18 +672,29 @@ describe('canary secrets', () => {
     }
 
     // The database while the server runs (recent pages in the WAL), then after shutdown's checkpoint.
-    const liveFiles = scanDatabaseFiles(tmp.dir, 'while running');
+    const scanStored = (moment: string) =>
+      database === undefined
+        ? scanDatabaseFiles(tmp.dir, moment)
+        : scanPostgresDump(database.env.DATABASE_URL as string, moment);
+    const liveFiles = scanStored('while running');
     server.kill('SIGTERM');
     expect((await server.exited).code).toBe(0);
-    scanDatabaseFiles(tmp.dir, 'after shutdown');
-    const db = new Database(tmp.dbPath());
-    db.pragma('wal_checkpoint(TRUNCATE)');
+    scanStored('after shutdown');
     // Chunk text is stored compressed (store/chunk-text.ts): the bytes of the file do not show it.
-    const chunkTexts = db.prepare<[], string | Buffer>('SELECT text FROM corpus_chunks').pluck().all();
+    let chunkTexts: Array<string | Buffer>;
+    if (database === undefined) {
+      const db = new Database(tmp.dbPath());
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      chunkTexts = db.prepare<[], string | Buffer>('SELECT text FROM corpus_chunks').pluck().all();
+      db.close();
+      scanDatabaseFiles(tmp.dir, 'after a checkpoint');
+    } else {
+      const pool = new pg.Pool({ connectionString: database.env.DATABASE_URL, max: 1 });
+      chunkTexts = (await pool.query<{ text: Buffer }>('SELECT text FROM corpus_chunks')).rows.map((r) => r.text);
+      await pool.end();
+    }
     expect(chunkTexts.length).toBeGreaterThan(0);
     scan('corpus chunks, decoded', unpackChunks(chunkTexts).join('\n'));
-    db.close();
-    scanDatabaseFiles(tmp.dir, 'after a checkpoint');
     scan('server logs', server.logs.join('\n'));
     expect(server.logs.length).toBeGreaterThan(50);
 
