@@ -57,6 +57,11 @@ export interface PostgresPoolOptions {
   max?: number;
   /** Tags the connections in pg_stat_activity (default `baton`). */
   applicationName?: string;
+  /**
+   * How long opening a connection may take (default 10 s): a server that accepts and never answers
+   * (a dead host behind a load balancer) fails the boot or the query instead of hanging it.
+   */
+  connectTimeoutMs?: number;
 }
 
 export function openPostgresPool(options: PostgresPoolOptions): pg.Pool {
@@ -64,6 +69,7 @@ export function openPostgresPool(options: PostgresPoolOptions): pg.Pool {
     connectionString: options.connectionString,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'baton',
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     types,
     Client: NulRefusingClient,
   });

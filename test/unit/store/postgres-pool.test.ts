@@ -1,3 +1,4 @@
+import { createServer, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../../src/domain/errors.js';
 import { openPostgresPool } from '../../../src/store/postgres/pool.js';
@@ -38,5 +39,20 @@ describe('the PostgreSQL pool', () => {
     }
     // Other errors pass through as they are.
     await expect(pool.query('SELECT 1/0')).rejects.toMatchObject({ code: '22012' });
+  });
+
+  it('gives up on a server that accepts and never answers, after the connect timeout', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    const stuck = openPostgresPool({ connectionString: `postgres://u@127.0.0.1:${port}/db`, connectTimeoutMs: 200 });
+    try {
+      await expect(stuck.query('SELECT 1')).rejects.toThrow(/timeout/i);
+    } finally {
+      await stuck.end();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });
