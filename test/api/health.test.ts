@@ -14,7 +14,7 @@ describe('probes', () => {
   it('GET /healthz is 200 ok', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/healthz' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ok' });
+    expect(res.json()).toEqual({ status: 'ok', instance: t.deps.instance.id, database: 'sqlite' });
   });
 
   it('GET /readyz reports running and queued work', async () => {

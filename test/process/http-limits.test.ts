@@ -63,7 +63,11 @@ describe('HTTP limits and edges (real process)', () => {
   it('serves /healthz and /readyz without credentials', async () => {
     const health = await fetch(`${server.url}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok' });
+    expect(await health.json()).toEqual({
+      status: 'ok',
+      instance: expect.stringMatching(/^in_[0-9a-f]{32}$/),
+      database: 'sqlite',
+    });
     const ready = await fetch(`${server.url}/readyz`);
     expect(ready.status).toBe(200);
     const body = (await ready.json()) as { status: string; running: number; queued: number };

@@ -18,7 +18,20 @@ export async function freshPostgresDatabase(): Promise<{ url: string; name: stri
     url: url.toString(),
     name,
     drop: () =>
-      withClient(maintenance, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}),
+      withClient(maintenance, async (client) => {
+        // Pools ended just before may still be closing their sockets: a FORCE drop would terminate
+        // them, and pg reports that termination as an error event no one listens to any more.
+        // Give them a moment (bounded) to go on their own first.
+        for (let i = 0; i < 100; i++) {
+          const { rows } = await client.query<{ n: string }>(
+            'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1',
+            [name],
+          );
+          if (Number(rows[0]?.n) === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      }),
   };
 }
 
