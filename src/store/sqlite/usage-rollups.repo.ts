@@ -5,6 +5,7 @@ import type {
   TaskComplexityGroup,
   TaskModelGroup,
 } from '../../domain/usage-analytics.js';
+import type { RecordSumsRow } from '../usage-rows.js';
 import type { Segment } from '../usage-sums.js';
 import type { Db } from './db.js';
 
@@ -17,23 +18,8 @@ import type { Db } from './db.js';
 
 type Totals = Omit<DashboardSums, 'byTaskModel' | 'byTaskComplexity'>;
 
-interface TotalsRow {
-  tasks: number;
-  successes: number;
-  efficiency_score: number;
-  agents_spawned: number;
-  total_agent_calls: number;
-  wall_time_seconds: number;
-  recovery_sum: number;
-  recovery_count: number;
-  goal_sum: number;
-  goal_count: number;
-  selection_sum: number;
-  selection_count: number;
-  gates_passed: number;
-  gates_count: number;
-  cost_usd: number;
-  simulated_cost_usd: number;
+/** The record sums both stores read, plus what only the roll-ups keep. */
+interface TotalsRow extends RecordSumsRow {
   guard_checks: number;
   guard_passed: number;
   cache_hits: number;
