@@ -93,6 +93,10 @@ export const ConfigSchema = z
       .optional(),
     /** Connections one instance keeps to PostgreSQL. */
     DATABASE_POOL_SIZE: int(2, 1000).default(10),
+    /** Over PostgreSQL: how long a run's lease lasts without a heartbeat (docs/operations.md#scale-out). */
+    LEASE_MS: int(1000, 600_000).default(15_000),
+    /** Over PostgreSQL: how often an instance renews all its leases; under LEASE_MS / 2. */
+    LEASE_HEARTBEAT_MS: int(100, 300_000).default(4_000),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     API_KEYS: ApiKeysSchema.default([]),
     METRICS_TOKEN: z.string().min(16, { message: 'must have 16+ characters' }).optional(),
@@ -137,6 +141,11 @@ export const ConfigSchema = z
     // Node refuses a headers timeout longer than the whole-request timeout.
     path: ['HEADERS_TIMEOUT_MS'],
     message: 'must not exceed REQUEST_TIMEOUT_MS',
+  })
+  .refine((c) => c.LEASE_HEARTBEAT_MS * 2 < c.LEASE_MS, {
+    // A heartbeat late once must still find its leases alive.
+    path: ['LEASE_HEARTBEAT_MS'],
+    message: 'must be under LEASE_MS / 2',
   });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -162,7 +171,9 @@ export function headersTimeoutMs(config: Config): number {
  * tenants are configured, so another tenant's work always finds places free, and all of it for a
  * single tenant, which has no one to leave room for.
  */
-export function runningPerTenant(config: Config): number {
+export function runningPerTenant(
+  config: Pick<Config, 'MAX_RUNNING_WORKFLOWS' | 'MAX_RUNNING_WORKFLOWS_PER_TENANT' | 'API_KEYS'>,
+): number {
   const global = config.MAX_RUNNING_WORKFLOWS;
   if (config.MAX_RUNNING_WORKFLOWS_PER_TENANT !== undefined)
     return Math.min(config.MAX_RUNNING_WORKFLOWS_PER_TENANT, global);

@@ -11,6 +11,7 @@ import type {
   CorpusStore,
   EngagementStore,
   EventBus,
+  LeaseStats,
   LlmProvider,
   MetricsStore,
   ModelCatalog,
@@ -73,8 +74,11 @@ export interface Deps {
   retention: RetentionSweeper;
   /** Prometheus metrics for GET /metrics (not the efficiency metrics). */
   telemetry: PrometheusMetrics;
-  /** This process: an id unique to its start (`in_…`) and the database kind its stores use. */
-  instance: { id: string; database: StoreSet['kind'] };
+  /**
+   * This process: an id unique to its start (`in_…`), the database kind its stores use and, over
+   * PostgreSQL, what its run leases did.
+   */
+  instance: { id: string; database: StoreSet['kind']; leases?: () => LeaseStats };
   /** Flipped by main.ts on SIGTERM/SIGINT: the API answers 503 from then on. */
   lifecycle: {
     shuttingDown: boolean;
@@ -103,9 +107,14 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     clock,
     warn: (message: string, err?: unknown) => storeLog.warn(err === undefined ? {} : { err }, message),
   };
+  const instanceId = newId('in');
   // DATABASE_URL picks PostgreSQL; without it the SQLite file at DATABASE_PATH, as always.
   const stores = config.DATABASE_URL
-    ? await openPostgresStores({ ...storeOptions, config: { ...config, DATABASE_URL: config.DATABASE_URL } })
+    ? await openPostgresStores({
+        ...storeOptions,
+        instanceId,
+        config: { ...config, DATABASE_URL: config.DATABASE_URL },
+      })
     : openSqliteStores({ ...storeOptions, config });
   const { store, apiKeys, traces, metrics, corpora, engagement, agents, usage, retention } = stores;
   await apiKeys.sync(config.API_KEYS.map(({ tenantId, key }) => ({ tenantId, keyHash: hashApiKey(key) })));
@@ -113,12 +122,16 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const engineLog = logger.child({ module: 'engine' });
   const onError = (err: unknown, context: Record<string, unknown>) =>
     engineLog.error({ err, ...context }, 'unexpected error');
-  const events = createInProcessEventBus();
-  const queue = createInProcessWorkQueue({
+  const localEvents = createInProcessEventBus();
+  const localQueue = createInProcessWorkQueue({
     concurrency: config.MAX_RUNNING_WORKFLOWS,
     perTenant: runningPerTenant(config),
     onError: (err, workflowId) => onError(err, { workflowId }),
   });
+  // Over PostgreSQL the database is the queue (run leases) and the events' fan-out between instances.
+  const { scaleOut } = stores;
+  const events = scaleOut ? scaleOut.eventBus(localEvents) : localEvents;
+  const queue = scaleOut ? scaleOut.workQueue(localQueue, { concurrency: config.MAX_RUNNING_WORKFLOWS }) : localQueue;
 
   const providers: Record<string, LlmProvider> = { sim: createSimulatedProvider({ clock }) };
   if (config.ANTHROPIC_API_KEY) {
@@ -182,6 +195,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     tenantDailyBudgetUsd: config.TENANT_DAILY_BUDGET_USD,
     maxConversationBytes: config.MAX_CONVERSATION_BYTES,
     onError,
+    // Scaled out another instance may claim, decide or cancel it first: runs read the row.
+    runsFromSubmission: scaleOut === undefined,
   });
 
   const stopFailureLog = logFailedWorkflows(events, logger);
@@ -190,6 +205,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     queueDepth: () => queue.depth,
     running: () => executor.running,
     walFrames: () => stores.walFrames(),
+    ...(scaleOut ? { leases: scaleOut.leases } : {}),
     modelClass: (id) => models.classOf(id),
   });
 
@@ -215,7 +231,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     toolExplorer: createToolExplorer({ store, cache, tools }),
     retention,
     telemetry,
-    instance: { id: newId('in'), database: stores.kind },
+    instance: { id: instanceId, database: stores.kind, ...(scaleOut ? { leases: scaleOut.leases } : {}) },
     lifecycle: { shuttingDown: false },
     close() {
       closed ??= (async () => {

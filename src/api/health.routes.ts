@@ -26,12 +26,27 @@ export async function healthRoutes(app: FastifyInstance, opts: { deps: HealthRou
             status: z.literal('ok'),
             instance: z.string().describe('This process: an id unique to its start (`in_…`).'),
             database: z.enum(['sqlite', 'postgres']).describe('Where its stores live (DATABASE_URL or DATABASE_PATH).'),
+            leases: z
+              .object({
+                held: z.number().int().describe('Run leases this instance holds now.'),
+                claims: z.number().int().describe('Leases it claimed since it started.'),
+                losses: z.number().int().describe('Leases it lost: not renewed in time, or refused by the fence.'),
+                reaps: z.number().int().describe('Expired leases (of any instance) it cleared.'),
+                fenceRejections: z.number().int().describe('Commits the fence refused.'),
+              })
+              .optional()
+              .describe('Over PostgreSQL only (docs/operations.md#scale-out): this instance’s run leases.'),
           }),
         },
         responseDescriptions: { 200: 'The process is up.' },
       },
     },
-    async () => ({ status: 'ok' as const, instance: deps.instance.id, database: deps.instance.database }),
+    async () => ({
+      status: 'ok' as const,
+      instance: deps.instance.id,
+      database: deps.instance.database,
+      ...(deps.instance.leases ? { leases: deps.instance.leases() } : {}),
+    }),
   );
 
   r.get(

@@ -61,6 +61,8 @@ export const ERROR_CODES = {
   HEADERS_TOO_LARGE: request(431),
   INTERNAL: request(500),
   SHUTTING_DOWN: request(503),
+  // Scaled out: this instance no longer holds the run's lease (docs/operations.md#scale-out); the new holder resumes it.
+  LEASE_LOST: request(503),
   SERVICE_UNAVAILABLE: request(503),
   // run-time node and workflow failures (409: a cancel or a limit, were they ever to answer a request)
   CANCELLED: run({ status: 409, outcome: 'timeout' }),

@@ -140,6 +140,11 @@ export interface NewWorkflow {
 
 /** Everything one engine step changes, committed atomically (docs/design.md#execution durability). */
 export interface ChangeSet {
+  /**
+   * The root workflow whose execution made these changes. Scaled out (docs/operations.md#scale-out)
+   * they are written only while this instance holds that root's lease at its epoch (fencing).
+   */
+  root?: string;
   newWorkflows?: NewWorkflow[];
   workflows?: WorkflowPatch[];
   nodes?: NodePatch[];
@@ -388,7 +393,11 @@ export type EventListener = (event: WorkflowEvent) => void;
 /** Fan-out of committed events to live subscribers (SSE). */
 export interface EventBus {
   publish(events: readonly WorkflowEvent[]): void;
-  subscribe(workflowId: string, listener: EventListener): () => void;
+  /**
+   * The workflow's events as they commit. `after`: the seq its subscriber has read up to (or will
+   * read from the journal); scaled out, the bus delivers everything after it in order.
+   */
+  subscribe(workflowId: string, listener: EventListener, after?: number): () => void;
   /** Every committed event of every workflow (telemetry); returns the unsubscribe function. */
   subscribeAll(listener: EventListener): () => void;
 }
@@ -406,12 +415,31 @@ export interface RunningPlace {
   retake(signal: AbortSignal): Promise<void>;
 }
 
+/**
+ * What only the instance running a workflow tree can act on, told by the work queue. Scaled out
+ * (docs/operations.md#scale-out) both come from the database: another instance took the run's
+ * lease over, or a cancel arrived through another instance. In one process neither happens.
+ */
+export interface RunSignals {
+  /** This instance lost the root's lease: its runs stop at once and write nothing more. */
+  lost(rootWorkflowId: string): void;
+  /** These workflows were cancelled through another instance. */
+  cancelled(workflowIds: readonly string[]): void;
+}
+
 /** Where submitted workflows wait for the executor (docs/design.md#scale-out: a job queue when scaled out). */
 export interface WorkQueue {
   /** Tenants take turns: one tenant's backlog never queues another's work behind it. */
   enqueue(workflowId: string, tenantId: string): void;
   /** Starts delivering work; `handler` runs once per enqueued id, holding a place it may give back. */
-  start(handler: (workflowId: string, place: RunningPlace) => Promise<void>): void;
+  start(handler: (workflowId: string, place: RunningPlace) => Promise<void>, signals?: RunSignals): void;
+  /**
+   * Runs `work` for a root that runs nowhere now (a cancel settled at once), as the one instance
+   * allowed to write it; false, without running it, when another instance runs it.
+   */
+  runHere(workflowId: string, work: () => Promise<void>): Promise<boolean>;
+  /** Tells the instance running these workflows that they were cancelled (in one process: this one, already told). */
+  announceCancel(workflowIds: readonly string[]): void;
   /** A place for a child workflow of the tenant, ahead of roots; rejects when the signal aborts first. */
   place(tenantId: string, signal: AbortSignal): Promise<RunningPlace>;
   /** Places held now, by the tenant's workflows or (no tenant) by all. */
@@ -419,6 +447,19 @@ export interface WorkQueue {
   /** Stops delivering new work; resolves when no handler is running any more. */
   stop(): Promise<void>;
   readonly depth: number;
+}
+
+/** What this instance's leases did since it started (GET /healthz, GET /metrics). */
+export interface LeaseStats {
+  /** Leases held now. */
+  held: number;
+  claims: number;
+  /** Leases this instance lost: not renewed in time, or refused by the fence. */
+  losses: number;
+  /** Expired leases (of any instance) this instance cleared. */
+  reaps: number;
+  /** Commits the fence refused. */
+  fenceRejections: number;
 }
 
 /** Uniform in [0, 1): the random source of Thompson sampling (injectable for deterministic tests). */

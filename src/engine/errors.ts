@@ -14,8 +14,20 @@ export function shuttingDownError(): AppError {
   return new AppError('SHUTTING_DOWN', 'the service is shutting down; the workflow resumes at the next start');
 }
 
+/**
+ * Scaled out: another instance took the run over (this one paused or lost the database past its
+ * lease). Nothing more of this execution may be written; the new holder resumes the workflow.
+ */
+export function leaseLostError(): AppError {
+  return new AppError('LEASE_LOST', 'this instance lost the run to another; the workflow goes on there');
+}
+
+/**
+ * The execution stops here without an end of its own, and the workflow resumes: after a shutdown
+ * at the next start, after a lost lease on the instance that holds it now.
+ */
 export function isShutdown(err: unknown): boolean {
-  return err instanceof AppError && err.code === 'SHUTTING_DOWN';
+  return err instanceof AppError && (err.code === 'SHUTTING_DOWN' || err.code === 'LEASE_LOST');
 }
 
 export function isCancellation(err: unknown): boolean {

@@ -22,7 +22,7 @@ import type { WorkflowRecord } from '../domain/records.js';
 import { redactSecrets } from '../domain/redact.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { cancelledError, isShutdown, shuttingDownError } from './errors.js';
+import { cancelledError, isShutdown, leaseLostError, shuttingDownError } from './errors.js';
 import { createReflectionDesk, type ReflectionDesk, type ReflectionState } from './reflection-desk.js';
 import type { RunStart } from './run/context.js';
 import { Run } from './run/run.js';
@@ -112,6 +112,12 @@ export interface ExecutorOptions {
   /** Bytes one node's conversation may reach (MAX_CONVERSATION_BYTES). */
   maxConversationBytes: number;
   onError: (err: unknown, context: Record<string, unknown>) => void;
+  /**
+   * Whether a workflow submitted here starts from the records it was created with (default true).
+   * Scaled out, false: another instance may claim it, or decide or cancel it before the claim, so
+   * every run reads the row.
+   */
+  runsFromSubmission?: boolean;
 }
 
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -127,6 +133,7 @@ function whyNotWaiting(workflow: WorkflowRecord): string {
 
 export function createExecutor(options: ExecutorOptions): Executor {
   const { store, queue, clock } = options;
+  const runsFromSubmission = options.runsFromSubmission ?? true;
   const active = new Map<string, Run>();
   /**
    * Root executions started from the queue or by a cancel, by id, until they settle: a second one
@@ -266,11 +273,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
       const now = planned.workflow.createdAt;
       const claim = idempotency && { ...idempotency, notBefore: now - IDEMPOTENCY_TTL_MS };
       const result = await store.create(planned, claim);
-      if (result.kind === 'created') {
+      if (result.kind === 'created' && runsFromSubmission) {
         // The run mutates its records; the caller keeps an untouched copy (its 202 says `idle`).
         justSubmitted.set(result.workflow.id, { workflow: { ...planned.workflow }, nodes: planned.nodes });
-        queue.enqueue(result.workflow.id, tenantId);
       }
+      if (result.kind === 'created') queue.enqueue(result.workflow.id, tenantId);
       return result;
     },
 
@@ -282,14 +289,22 @@ export function createExecutor(options: ExecutorOptions): Executor {
         cancelRequested.add(id);
         active.get(id)?.abort(cancelledError());
       }
+      // Scaled out, the tree may run on another instance: that one aborts its calls.
+      queue.announceCancel(ids);
       if (workflow.parentWorkflowId === null) {
         // The copy taken at submission predates the cancel: whoever runs it next reads the row.
         justSubmitted.delete(workflowId);
         // Not picked up yet: settle it now rather than leave a cancelled workflow waiting in the
         // queue. An execution in flight sees the cancel, or (a run that only announced a
         // checkpoint) the queue runs it once more after it ends, and that run settles the cancel.
+        // Scaled out, the instance running it settles it instead.
         if (inFlight.has(workflowId)) queue.enqueue(workflowId, tenantId);
-        else await exclusively(workflowId, () => executeStored(workflowId));
+        else {
+          await exclusively(workflowId, async () => {
+            if (await queue.runHere(workflowId, () => executeStored(workflowId))) return;
+            for (const id of ids) if (!active.has(id)) cancelRequested.delete(id);
+          });
+        }
       }
       return store.get(tenantId, workflowId);
     },
@@ -328,7 +343,22 @@ export function createExecutor(options: ExecutorOptions): Executor {
       clearInterval(pruneTimer);
       pruneTimer = setInterval(prune, 60 * 60 * 1000);
       pruneTimer.unref();
-      queue.start(runQueued);
+      queue.start(runQueued, {
+        lost(rootWorkflowId) {
+          justSubmitted.delete(rootWorkflowId);
+          for (const run of active.values()) {
+            if (run.workflow.rootWorkflowId === rootWorkflowId) run.abort(leaseLostError());
+          }
+        },
+        cancelled(ids) {
+          for (const id of ids) {
+            const run = active.get(id);
+            if (!run) continue;
+            cancelRequested.add(id);
+            run.abort(cancelledError());
+          }
+        },
+      });
       for (const { id, tenantId } of await store.resumable()) queue.enqueue(id, tenantId);
     },
 

@@ -201,6 +201,16 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
       pump();
     },
 
+    async runHere(_workflowId, work) {
+      // One process: this instance is the only one that could run it.
+      await work();
+      return true;
+    },
+
+    announceCancel() {
+      // The executor aborted this process's runs itself; there is no other instance to tell.
+    },
+
     async place(tenantId, signal) {
       await acquire(tenantId, signal);
       return placeOf(tenantId);

@@ -6,10 +6,13 @@ import type {
   Clock,
   CorpusStore,
   EngagementStore,
+  EventBus,
+  LeaseStats,
   MetricsStore,
   TraceStore,
   UsageAnalyticsStore,
   WorkflowStore,
+  WorkQueue,
 } from '../domain/ports.js';
 import type { RetentionSweeper } from './retention.js';
 
@@ -31,12 +34,26 @@ export interface StoreSet {
   agents: AgentRegistry;
   usage: UsageAnalyticsStore;
   retention: RetentionSweeper;
+  /** Several instances over one database (PostgreSQL); undefined for SQLite (one process). */
+  scaleOut?: ScaleOut;
   /** SQLite's write-ahead log length in frames (GET /metrics); 0 on PostgreSQL. */
   walFrames(): number;
   /** Stops background work (corpus purges, retention) before the engine's last commits. */
   stop(): void;
   /** Commits what is queued and closes the database; after `stop` and the engine's shutdown. */
   close(): Promise<void>;
+}
+
+/**
+ * Run ownership across instances (docs/operations.md#scale-out): the database is the queue and
+ * the fan-out. deps.ts wraps the in-process queue and bus with these.
+ */
+export interface ScaleOut {
+  /** Roots claimed through leases, run in the running places of `local`. */
+  workQueue(local: WorkQueue, options: { concurrency: number }): WorkQueue;
+  /** Events of every instance's commits, fed to this instance's streams; `local` for telemetry. */
+  eventBus(local: EventBus): EventBus;
+  leases(): LeaseStats;
 }
 
 /** What both adapters need to open their stores. */

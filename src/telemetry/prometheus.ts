@@ -1,6 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { WorkflowEvent } from '../domain/events.js';
-import type { EventBus, ModelClass } from '../domain/ports.js';
+import type { EventBus, LeaseStats, ModelClass } from '../domain/ports.js';
 import { REFLECTION_DECISIONS, REFLECTION_LEVELS } from '../domain/reflection.js';
 import { STATUSES } from '../domain/status.js';
 
@@ -30,6 +30,8 @@ export interface PrometheusOptions {
   running: () => number;
   /** WAL frames appended so far (`baton_sqlite_wal_frames_total`); the counter is absent without it. */
   walFrames?: () => number;
+  /** Over PostgreSQL, this instance's run leases (`baton_lease_*`); absent without it. */
+  leases?: () => LeaseStats;
   /** Process and Node.js runtime metrics (`baton_process_*`, `baton_nodejs_*`); default true. */
   defaultMetrics?: boolean;
   /** The bounded labels of a model id (ModelCatalog.classOf). */
@@ -122,6 +124,38 @@ export function createPrometheusMetrics(options: PrometheusOptions): PrometheusM
       this.set(options.queueDepth());
     },
   });
+  const leases = options.leases;
+  if (leases) {
+    new Gauge({
+      name: 'baton_leases_held',
+      help: 'Run leases this instance holds now.',
+      registers,
+      collect() {
+        this.set(leases().held);
+      },
+    });
+    const counted: Record<string, number> = {};
+    for (const [key, name, help] of [
+      ['claims', 'baton_lease_claims_total', 'Run leases this instance claimed.'],
+      ['losses', 'baton_lease_losses_total', 'Run leases this instance lost (not renewed in time, or fenced).'],
+      ['reaps', 'baton_lease_reaps_total', 'Expired run leases (of any instance) this instance cleared.'],
+      ['fenceRejections', 'baton_lease_fence_rejections_total', 'Commits the lease fence refused.'],
+    ] as const) {
+      counted[key] = 0;
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          const total = leases()[key];
+          if (total > (counted[key] ?? 0)) {
+            this.inc(total - (counted[key] ?? 0));
+            counted[key] = total;
+          }
+        },
+      });
+    }
+  }
   const walFrames = options.walFrames;
   if (walFrames) {
     let counted = 0;

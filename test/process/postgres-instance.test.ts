@@ -5,8 +5,9 @@ import { startServer, stopAllServers, tempDir, waitFor } from '../support/server
 /**
  * The real server over PostgreSQL (DATABASE_URL): it migrates a fresh database at boot, says so
  * in /healthz, runs a workflow with the built-in simulated model, and keeps it across a restart.
- * A second instance over the same database is refused at boot, since this build runs one instance
- * per database; the boot log names the database without its password.
+ * A second instance over the same database runs beside it: a workflow waiting at its checkpoint,
+ * submitted to one, is approved through the other while a stream is open on each, and both
+ * streams see every event once, in order. The boot log names the database without its password.
  */
 const tmp = tempDir('baton-pg-instance-');
 afterAll(async () => {
@@ -15,7 +16,7 @@ afterAll(async () => {
 });
 
 describe('baton over PostgreSQL', () => {
-  it('runs, restarts on its data, refuses a second instance and never logs the password', {
+  it('runs, restarts on its data, shares it with a second instance and never logs the password', {
     timeout: 60_000,
   }, async () => {
     const database = await databaseUnderTest('postgres', tmp.dbPath());
@@ -46,8 +47,54 @@ describe('baton over PostgreSQL', () => {
       expect(done.status).toBe('completed');
       expect(await database.count(`SELECT count(*) FROM events WHERE workflow_id = '${id}'`)).toBeGreaterThan(2);
 
-      const second = startServer({ dbPath: tmp.dbPath(), env, startTimeoutMs: 20_000 });
-      await expect(second).rejects.toThrow(/another baton instance is running over this PostgreSQL database/);
+      const second = await startServer({ dbPath: tmp.dbPath(), env });
+      const critical = await fetch(`${first.url}/v1/workflows`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: 'pg-critical',
+          task: { type: 'migration', complexity: 'critical' },
+          agents: { dev: { model: 'sim/haiku' } },
+          root: {
+            type: 'sequence',
+            name: 'steps',
+            steps: ['one', 'two', 'three'].map((name) => ({ type: 'prompt', name, agent: 'dev', user: name })),
+          },
+        }),
+      });
+      expect(critical.status).toBe(202);
+      const waiting = ((await critical.json()) as { id: string }).id;
+      await waitFor('the checkpoint event', async () =>
+        (await (await fetch(`${second.url}/v1/workflows/${waiting}/events`)).text()).includes('"checkpoint"'),
+      );
+      const streams = [first, second].map((server) =>
+        fetch(`${server.url}/v1/workflows/${waiting}/events`, { headers: { accept: 'text/event-stream' } }).then(
+          (res) => res.text(),
+        ),
+      );
+      // Both streams are open (their subscriptions precede their backlog reads) before the approval.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await fetch(`${second.url}/v1/workflows/${waiting}/approve`, { method: 'POST' })).status).toBe(202);
+      const total = await waitFor('the approved workflow to end', async () => {
+        const view = (await (await fetch(`${first.url}/v1/workflows/${waiting}`)).json()) as { status: string };
+        return view.status === 'completed'
+          ? database.count(`SELECT count(*) FROM events WHERE workflow_id = '${waiting}'`)
+          : undefined;
+      });
+      for (const frames of await Promise.all(streams)) {
+        const ids = [...frames.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+        expect(ids).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+      }
+      type Health = { instance: string; leases: { claims: number; held: number; losses: number } };
+      const healths = await Promise.all(
+        [first, second].map(async (s) => (await (await fetch(`${s.url}/healthz`)).json()) as Health),
+      );
+      expect(new Set(healths.map((h) => h.instance)).size).toBe(2);
+      const claims = healths.reduce((sum, h) => sum + h.leases.claims, 0);
+      expect(claims).toBeGreaterThanOrEqual(2);
+      expect(healths.every((h) => h.leases.held === 0 && h.leases.losses === 0)).toBe(true);
+      second.kill('SIGTERM');
+      expect((await second.exited).code).toBe(0);
 
       first.kill('SIGTERM');
       expect((await first.exited).code).toBe(0);
@@ -64,7 +111,7 @@ describe('baton over PostgreSQL', () => {
         await database.count(`SELECT count(*) FROM events WHERE workflow_id = '${id}'`),
       );
 
-      for (const server of [first, again]) {
+      for (const server of [first, second, again]) {
         const log = server.logs.join('\n');
         expect(log).not.toContain('hunter2-canary-password');
         expect(log).toContain('"database":"postgres://');

@@ -115,10 +115,14 @@ async function stream(
     }
   };
 
-  const unsubscribe = deps.events.subscribe(workflowId, (event) => {
-    if (live) send(event);
-    else buffered.push(event);
-  });
+  const unsubscribe = deps.events.subscribe(
+    workflowId,
+    (event) => {
+      if (live) send(event);
+      else buffered.push(event);
+    },
+    after,
+  );
   const keepAlive = setInterval(() => {
     if (!closed) res.write(': keep-alive\n\n');
   }, deps.config.SSE_KEEPALIVE_MS);

@@ -21,7 +21,7 @@ export class RunJournal implements Journal {
   private readonly spans: SpanRecorder;
   /** Every event of this execution, for the efficiency record at the end (no re-read of a fresh run). */
   readonly emitted: WorkflowEvent[] = [];
-  private pending: Required<ChangeSet> = emptyChanges();
+  private pending: Pending = emptyChanges();
   private readonly pendingNodes = new Map<string, NodePatch>();
   private commitScheduled = false;
 
@@ -135,6 +135,7 @@ export class RunJournal implements Journal {
     }
     if (isEmpty(changes)) return Promise.resolve();
     this.pending = emptyChanges();
+    changes.root = this.workflow.rootWorkflowId;
     return this.services.store.commit(changes).then(() => {
       if (changes.events.length > 0) this.services.bus.publish(changes.events);
     });
@@ -149,16 +150,22 @@ export class RunJournal implements Journal {
     this.commitScheduled = true;
     setImmediate(() => {
       this.commitScheduled = false;
-      this.commit().catch((err) => this.services.onError(err, { workflowId: this.workflow.id }));
+      this.commit().catch((err) => {
+        // A lost lease stops the run through the executor; it is no error of this commit's.
+        if (!isShutdown(err)) this.services.onError(err, { workflowId: this.workflow.id });
+      });
     });
   }
 }
 
-function isEmpty(changes: Required<ChangeSet>): boolean {
-  return Object.values(changes).every((list) => list.length === 0);
+/** A change set's lists, always present while the run collects them. */
+type Pending = Required<Omit<ChangeSet, 'root'>> & Pick<ChangeSet, 'root'>;
+
+function isEmpty(changes: Pending): boolean {
+  return Object.values(changes).every((list) => list === undefined || list.length === 0);
 }
 
-function emptyChanges(): Required<ChangeSet> {
+function emptyChanges(): Pending {
   return {
     newWorkflows: [],
     workflows: [],

@@ -1,6 +1,7 @@
 import type { AppError } from '../../domain/errors.js';
 import type { ChildLauncher } from '../../domain/ports.js';
 import type { WorkflowRecord } from '../../domain/records.js';
+import { isShutdown } from '../errors.js';
 import type { PlaceKeeper } from '../node-context.js';
 import { followedController } from './deadline.js';
 
@@ -43,7 +44,7 @@ export class SpawnedChildren {
       .run(child, this.controller.signal, parentSpan)
       .catch((err: unknown) => {
         // A spawned child's failure is its own (its row says why); only a fault of ours is reported.
-        if ((err as AppError | undefined)?.code !== 'SHUTTING_DOWN') this.onError(err, { workflowId: child.id });
+        if (!isShutdown(err)) this.onError(err, { workflowId: child.id });
       })
       .finally(() => this.running.delete(run));
     this.running.add(run);

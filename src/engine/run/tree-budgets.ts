@@ -59,7 +59,7 @@ export class TreeBudgets {
     const root = rootId === workflow.id ? workflow : await this.store.getById(rootId);
     if (root === undefined) throw new Error(`workflow ${workflow.id}: its root ${rootId} has no row`);
     const taken = await this.store.requestsTaken(rootId);
-    const record = () => this.store.commit({ requestsTaken: [{ rootWorkflowId: rootId, count: 1 }] });
+    const record = () => this.store.commit({ root: rootId, requestsTaken: [{ rootWorkflowId: rootId, count: 1 }] });
     return new RequestBudget(taken, maxLlmCallsOf(root.definition, this.ceiling), treeBudgetRefusal, undefined, record);
   }
 }

@@ -14,8 +14,9 @@ import { patchNodes, patchWorkflows } from './patches.js';
  * budgets.
  */
 export async function writeChangeSets(tx: Tx, sets: readonly ChangeSet[]): Promise<void> {
-  const all = <K extends keyof ChangeSet>(key: K): NonNullable<ChangeSet[K]> =>
-    sets.flatMap((s) => (s[key] ?? []) as never[]) as NonNullable<ChangeSet[K]>;
+  type Lists = Omit<ChangeSet, 'root'>;
+  const all = <K extends keyof Lists>(key: K): NonNullable<Lists[K]> =>
+    sets.flatMap((s) => (s[key] ?? []) as never[]) as NonNullable<Lists[K]>;
   await insertWorkflows(tx, all('newWorkflows'));
   await patchWorkflows(tx, all('workflows'));
   await patchNodes(tx, all('nodes'));

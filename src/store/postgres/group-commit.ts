@@ -14,6 +14,10 @@ import { writeChangeSets } from './change-writes.js';
  * A change set may be fenced: `fence` runs first in the transaction and answers which of the
  * batch's sets may still be written (their run's lease is this instance's at its epoch); the others
  * are rejected with what `fence` gives, and nothing of theirs is written.
+ *
+ * Scaled out, each batch that wrote events also sends one `pg_notify` on EVENTS_CHANNEL listing
+ * `(workflow, last seq)`, delivered with the COMMIT, so every instance can feed its own event
+ * streams from the journal (shared-event-bus.ts).
  */
 export interface PostgresCommitter {
   commit(changes: ChangeSet): Promise<void>;
@@ -32,6 +36,41 @@ export interface Fence {
   check(tx: Tx, sets: readonly ChangeSet[]): Promise<Array<Error | undefined>>;
 }
 
+export interface CommitterOptions {
+  fence?: Fence;
+  /** Announce the events of every batch on EVENTS_CHANNEL. */
+  announceEvents?: boolean;
+}
+
+export const EVENTS_CHANNEL = 'baton_events';
+/** PostgreSQL refuses a payload of 8000 bytes or more: longer lists go out in several notifications. */
+const MAX_PAYLOAD_BYTES = 7000;
+
+/** `[[workflowId, lastSeq], …]` of the sets' events, as payloads under the size limit. */
+export function eventNotices(sets: readonly ChangeSet[]): string[] {
+  const last = new Map<string, number>();
+  for (const set of sets) {
+    for (const event of set.events ?? []) {
+      if (event.seq > (last.get(event.workflowId) ?? 0)) last.set(event.workflowId, event.seq);
+    }
+  }
+  const payloads: string[] = [];
+  let entries: string[] = [];
+  let bytes = 2;
+  for (const [id, seq] of last) {
+    const entry = JSON.stringify([id, seq]);
+    if (entries.length > 0 && bytes + entry.length + 1 > MAX_PAYLOAD_BYTES) {
+      payloads.push(`[${entries.join(',')}]`);
+      entries = [];
+      bytes = 2;
+    }
+    entries.push(entry);
+    bytes += entry.length + 1;
+  }
+  if (entries.length > 0) payloads.push(`[${entries.join(',')}]`);
+  return payloads;
+}
+
 interface Queued {
   changes?: ChangeSet;
   work?: (tx: Tx) => Promise<unknown>;
@@ -39,7 +78,8 @@ interface Queued {
   reject: (reason: unknown) => void;
 }
 
-export function createPostgresCommitter(pool: pg.Pool, fence?: Fence): PostgresCommitter {
+export function createPostgresCommitter(pool: pg.Pool, options: CommitterOptions = {}): PostgresCommitter {
+  const { fence, announceEvents = false } = options;
   let queue: Queued[] = [];
   let running: Promise<void> | undefined;
   let scheduled = false;
@@ -92,6 +132,11 @@ export function createPostgresCommitter(pool: pg.Pool, fence?: Fence): PostgresC
       else admitted.push(sets[i] as ChangeSet);
     });
     await writeChangeSets(tx, admitted);
+    if (announceEvents) {
+      for (const payload of eventNotices(admitted)) {
+        await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, payload]);
+      }
+    }
     return rejected;
   }
 

@@ -25,7 +25,14 @@ const CLAIM_LOCK = '7161440526158737006';
 
 /** A root workflow still to run whose lease is free or past its time, as alias `w` of the query. */
 const claimable = (w: string) => `${w}.parent_workflow_id IS NULL AND ${w}.status IN ('idle', 'running')
-     AND (${w}.lease_owner IS NULL OR ${w}.lease_until <= now())`;
+     AND ${w}.parked = 0 AND (${w}.lease_owner IS NULL OR ${w}.lease_until <= now())`;
+
+/**
+ * Whether a released root waits for a person (migrations/postgres/0005): decided in the release's
+ * own UPDATE, under the row lock a decision or a cancel also takes, so neither is ever missed.
+ */
+const WAITS_FOR_DECISION = `(status = 'idle' AND cancel_requested = 0 AND checkpoint IS NOT NULL
+     AND (checkpoint::json ->> 'state') = 'pending')`;
 
 /**
  * Claims up to `limit` root workflows to run: unleased or expired, tenants with the fewest live
@@ -68,11 +75,19 @@ interface ClaimRow {
 export interface LeaseBook {
   claim(limit: number): Promise<Lease[]>;
   /**
+   * Claims one given root now, outside the tenant cap (a cancel settled on the instance that took
+   * it); undefined when another instance holds it live or it is not to run.
+   */
+  claimOne(workflowId: string): Promise<Lease | undefined>;
+  /**
    * Renews every lease this instance still holds, in one statement; returns the ids renewed. A run
    * this instance believes it holds but whose id is missing has lost its lease.
    */
   heartbeat(): Promise<Set<string>>;
-  /** Gives a run up (it ended, or waits longer than a lease); false when the lease was already lost. */
+  /**
+   * Gives a run up (it ended, or waits for a person: then it is parked); false when the lease was
+   * already lost.
+   */
   release(lease: Lease): Promise<boolean>;
   /**
    * Inside a write transaction: locks the root rows (FOR SHARE, so no claim can move their epoch
@@ -109,7 +124,22 @@ export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): Lease
       }
     },
 
+    async claimOne(workflowId) {
+      const { rows } = await pool.query<{ id: string; tenant_id: string; lease_epoch: string }>(
+        `UPDATE workflows w
+            SET lease_owner = $1, lease_epoch = w.lease_epoch + 1,
+                lease_until = now() + $3 * interval '1 millisecond'
+          WHERE w.id = (SELECT c.id FROM workflows c WHERE c.id = $2 AND ${claimable('c')} FOR UPDATE SKIP LOCKED)
+          RETURNING w.id, w.tenant_id, w.lease_epoch`,
+        [owner, workflowId, leaseMs],
+      );
+      const row = rows[0];
+      return row && { workflowId: row.id, tenantId: row.tenant_id, epoch: Number(row.lease_epoch) };
+    },
+
     async heartbeat() {
+      // A lease past its time that no one took (nor reaped) is still this instance's: the epoch,
+      // not the clock, is what fences a write, so a late heartbeat costs nothing when no one waited.
       const { rows } = await pool.query<{ id: string }>(
         `UPDATE workflows SET lease_until = now() + $2 * interval '1 millisecond'
           WHERE lease_owner = $1 RETURNING id`,
@@ -120,7 +150,8 @@ export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): Lease
 
     async release(lease) {
       const { rowCount } = await pool.query(
-        `UPDATE workflows SET lease_owner = NULL, lease_until = NULL
+        `UPDATE workflows SET lease_owner = NULL, lease_until = NULL,
+                parked = CASE WHEN ${WAITS_FOR_DECISION} THEN 1 ELSE 0 END
           WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3`,
         [lease.workflowId, owner, lease.epoch],
       );

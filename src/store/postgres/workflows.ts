@@ -197,7 +197,7 @@ export function createPostgresWorkflowStore(pool: pg.Pool, committer: PostgresCo
              SELECT id FROM workflows WHERE id = $1
              UNION SELECT w.id FROM workflows w JOIN tree ON w.parent_workflow_id = tree.id
            )
-           UPDATE workflows SET cancel_requested = 1 WHERE id IN (SELECT id FROM tree) RETURNING id`,
+           UPDATE workflows SET cancel_requested = 1, parked = 0 WHERE id IN (SELECT id FROM tree) RETURNING id`,
           [id],
         );
         return rows.map((r) => r.id);
@@ -209,7 +209,7 @@ export function createPostgresWorkflowStore(pool: pg.Pool, committer: PostgresCo
     async decideCheckpoint(tenantId, id, decision) {
       const { decided, row } = await committer.transaction(async (tx) => {
         const update = await tx.query(
-          `UPDATE workflows SET checkpoint = $1
+          `UPDATE workflows SET checkpoint = $1, parked = 0
             WHERE id = $2 AND tenant_id = $3 AND status = 'idle' AND cancel_requested = 0
               AND (checkpoint::json ->> 'state') = 'pending'`,
           [JSON.stringify(decision), id, tenantId],

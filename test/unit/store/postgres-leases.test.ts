@@ -148,3 +148,50 @@ describe('PostgreSQL leases', () => {
     expect((await book('instance-b').claim(1)).map((l) => l.epoch)).toEqual([2]);
   });
 });
+
+describe('PostgreSQL leases: waiting for a person', () => {
+  const PENDING = JSON.stringify({ state: 'pending', reason: null, at: null });
+
+  it('park a released root still waiting at its checkpoint, until a decision or a cancel', async () => {
+    const [waiting, decided, cancelled] = await roots('t', 3);
+    await pool.query('UPDATE workflows SET checkpoint = $1', [PENDING]);
+    const a = book('instance-a');
+    const leases = await a.claim(3);
+    expect(leases).toHaveLength(3);
+    for (const lease of leases) expect(await a.release(lease)).toBe(true);
+    // Released while still pending: no one claims them again only to find them waiting.
+    expect(await a.claim(3)).toEqual([]);
+    expect(await a.claimOne(waiting as string)).toBeUndefined();
+
+    await pool.query(`UPDATE workflows SET checkpoint = $1, parked = 0 WHERE id = $2`, [
+      JSON.stringify({ state: 'approved', reason: null, at: 1 }),
+      decided,
+    ]);
+    await pool.query('UPDATE workflows SET cancel_requested = 1, parked = 0 WHERE id = $1', [cancelled]);
+    expect((await a.claim(3)).map((l) => l.workflowId).sort()).toEqual([decided, cancelled].sort());
+  });
+
+  it('leave unparked a root decided before its lease was given back', async () => {
+    const [id] = await roots('t', 1);
+    await pool.query('UPDATE workflows SET checkpoint = $1', [PENDING]);
+    const a = book('instance-a');
+    const [lease] = await a.claim(1);
+    // The decision lands while the run that announced the wait still holds the lease.
+    await pool.query('UPDATE workflows SET checkpoint = $1, parked = 0 WHERE id = $2', [
+      JSON.stringify({ state: 'approved', reason: null, at: 1 }),
+      id,
+    ]);
+    expect(await a.release(lease as Lease)).toBe(true);
+    expect((await a.claim(1)).map((l) => [l.workflowId, l.epoch])).toEqual([[id, 2]]);
+  });
+
+  it('claim one given root at once, never one another instance holds live', async () => {
+    const [mine, theirs] = await roots('t', 2);
+    const a = book('instance-a', 1);
+    const b = book('instance-b');
+    expect((await b.claimOne(theirs as string))?.epoch).toBe(1);
+    expect(await a.claimOne(theirs as string)).toBeUndefined();
+    // Outside the tenant cap: a cancel is settled by whoever received it.
+    expect((await a.claimOne(mine as string))?.workflowId).toBe(mine);
+  });
+});

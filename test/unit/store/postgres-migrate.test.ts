@@ -17,7 +17,7 @@ import { freshPostgresDatabase } from '../../support/postgres-database.js';
  * SQLite's FTS5 tables keep for it and PostgreSQL has no index for: store/postgres/corpus-search.ts).
  */
 const POSTGRES_ONLY: Record<string, string[]> = {
-  workflows: ['lease_owner', 'lease_epoch', 'lease_until'],
+  workflows: ['lease_owner', 'lease_epoch', 'lease_until', 'parked'],
   // Total tokens of a corpus's chunks (BM25's average length); FTS5 keeps it in its own table.
   corpora: ['tokens'],
   // A chunk's length in tokens, its terms and their counts; FTS5 keeps them in its index.

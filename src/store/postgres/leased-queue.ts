@@ -1,0 +1,265 @@
+import type { LeaseStats, RunningPlace, RunSignals, WorkQueue } from '../../domain/ports.js';
+import type { LeaseBook } from './leases.js';
+import type { HeldLeases } from './run-leases.js';
+import type { Wakeups } from './wakeups.js';
+
+export const WORK_CHANNEL = 'baton_work';
+export const CANCEL_CHANNEL = 'baton_cancel';
+/** Kept under PostgreSQL's 8000-byte payload limit; longer id lists go out in several notifications. */
+const MAX_IDS_PER_NOTICE = 150;
+
+export interface LeasedQueueOptions {
+  /** Running places and their fairness on this instance (the in-process queue). */
+  local: WorkQueue;
+  book: LeaseBook;
+  held: HeldLeases;
+  wakeups: Wakeups;
+  /** This instance (leases are taken in its name). */
+  owner: string;
+  /** Most roots this instance runs at once (MAX_RUNNING_WORKFLOWS). */
+  concurrency: number;
+  leaseMs: number;
+  heartbeatMs: number;
+  /** Idle instances look for work this often even without a notification; default 1 s. */
+  pollMs?: number;
+  onError: (err: unknown, context: Record<string, unknown>) => void;
+}
+
+export interface LeasedWorkQueue extends WorkQueue {
+  /** The fence refused a write of this root: the lease is gone, its runs stop. */
+  lost(rootWorkflowId: string): void;
+  stats(): LeaseStats;
+}
+
+/**
+ * The work queue of an instance among several over one PostgreSQL (docs/operations.md#scale-out).
+ * The queue is the `workflows` table itself: a root runs here only while this instance holds its
+ * lease. Claims take roots whose lease is free or past its time (fewest live leases per tenant
+ * first, capped per tenant across instances, leases.ts), as many as there is room for, and hand
+ * them to the local queue for a running place. Every instance claims when told of new work
+ * (NOTIFY on submit, release, decision), when it reaps expired leases (every lease/2) and, idle,
+ * once a second. One heartbeat renews all of this instance's leases; a lease it does not renew (or
+ * a write the fence refuses) is lost: the executor stops that tree at once and writes nothing
+ * more. A run ending gives its lease back (parked when it waits for a person).
+ */
+export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQueue {
+  const { local, book, held, wakeups, owner, concurrency, leaseMs, heartbeatMs, onError } = options;
+  const pollMs = options.pollMs ?? 1000;
+  const stats = { claims: 0, losses: 0, reaps: 0, fenceRejections: 0 };
+  /** Held roots enqueued again while they run: they run once more under the same lease. */
+  const again = new Set<string>();
+  let signals: RunSignals | undefined;
+  let delivering = false;
+  let claiming: Promise<void> | undefined;
+  let claimWanted = false;
+  let noticeQueued = false;
+  let timers: NodeJS.Timeout[] = [];
+  let poll: NodeJS.Timeout | undefined;
+  let unsubscribe: Array<() => void> = [];
+
+  const report = (err: unknown, context: Record<string, unknown> = {}) => {
+    try {
+      onError(err, context);
+    } catch {
+      // The reporter failing must not stop the claim loop.
+    }
+  };
+
+  function lose(rootWorkflowId: string): void {
+    const lease = held.get(rootWorkflowId);
+    if (!lease || !held.remove(rootWorkflowId, lease)) return;
+    stats.losses += 1;
+    again.delete(rootWorkflowId);
+    signals?.lost(rootWorkflowId);
+  }
+
+  function claimSoon(): void {
+    if (!delivering) return;
+    if (claiming) {
+      claimWanted = true;
+      return;
+    }
+    claiming = (async () => {
+      do {
+        claimWanted = false;
+        const room = concurrency - held.size;
+        if (room <= 0) return;
+        const leases = await book.claim(room);
+        stats.claims += leases.length;
+        for (const lease of leases) {
+          held.add(lease);
+          local.enqueue(lease.workflowId, lease.tenantId);
+        }
+        // A full claim may have left more behind.
+        if (leases.length === room) claimWanted = true;
+      } while (claimWanted && delivering);
+    })()
+      .catch((err) => report(err))
+      .finally(() => {
+        claiming = undefined;
+        if (claimWanted) claimSoon();
+      });
+  }
+
+  /** One work notice per event-loop turn, however many submissions it had. */
+  function announceWork(): void {
+    if (noticeQueued) return;
+    noticeQueued = true;
+    setImmediate(() => {
+      noticeQueued = false;
+      wakeups.notify(WORK_CHANNEL, owner).catch((err) => report(err));
+    });
+  }
+
+  async function runHeld(
+    handler: (workflowId: string, place: RunningPlace) => Promise<void>,
+    workflowId: string,
+    place: RunningPlace,
+  ): Promise<void> {
+    const lease = held.get(workflowId);
+    if (!lease) return; // lost while it waited for a place
+    try {
+      for (;;) {
+        again.delete(workflowId);
+        await handler(workflowId, place);
+        if (!again.has(workflowId) || held.get(workflowId) !== lease || !delivering) break;
+        if (!place.held) await place.retake(new AbortController().signal);
+      }
+    } finally {
+      again.delete(workflowId);
+      if (held.remove(workflowId, lease)) {
+        await book.release(lease).catch((err) => report(err, { workflowId }));
+        announceWork();
+      }
+      claimSoon();
+    }
+  }
+
+  async function heartbeat(): Promise<void> {
+    if (held.size === 0) return;
+    // Judged are only the leases held before the statement: one claimed meanwhile is not in its answer.
+    const before = new Map([...held.values()].map((lease) => [lease.workflowId, lease]));
+    const renewed = await book.heartbeat();
+    for (const [id, lease] of before) {
+      if (!renewed.has(id) && held.get(id) === lease) lose(id);
+    }
+  }
+
+  async function reap(): Promise<void> {
+    const reaped = await book.reap();
+    if (reaped.length === 0) return;
+    stats.reaps += reaped.length;
+    announceWork();
+    claimSoon();
+  }
+
+  function every(ms: number, work: () => Promise<void> | void): NodeJS.Timeout {
+    const timer = setInterval(() => {
+      Promise.resolve()
+        .then(work)
+        .catch((err) => report(err));
+    }, ms);
+    timer.unref();
+    timers.push(timer);
+    return timer;
+  }
+
+  async function listen(): Promise<void> {
+    unsubscribe.push(
+      await wakeups.subscribe(WORK_CHANNEL, (from) => {
+        if (from !== owner) claimSoon();
+      }),
+      await wakeups.subscribe(CANCEL_CHANNEL, (payload) => {
+        const notice = parseCancel(payload);
+        if (notice && notice.from !== owner) signals?.cancelled(notice.ids);
+      }),
+    );
+  }
+
+  return {
+    enqueue(workflowId, _tenantId) {
+      // The row is durable already: the enqueue only tells whoever has room (this instance first).
+      if (held.has(workflowId)) again.add(workflowId);
+      else {
+        claimSoon();
+        announceWork();
+      }
+    },
+
+    start(handler, runSignals) {
+      if (delivering) throw new Error('work queue already started');
+      delivering = true;
+      signals = runSignals;
+      local.start((workflowId, place) => runHeld(handler, workflowId, place));
+      every(heartbeatMs, heartbeat);
+      every(Math.max(1, Math.floor(leaseMs / 2)), reap);
+      poll = every(pollMs, () => {
+        if (held.size < concurrency) claimSoon();
+      });
+      listen().catch((err) => report(err));
+      claimSoon();
+    },
+
+    async runHere(workflowId, work) {
+      if (held.has(workflowId)) {
+        await work();
+        return true;
+      }
+      const lease = await book.claimOne(workflowId);
+      if (!lease) return false;
+      stats.claims += 1;
+      held.add(lease);
+      try {
+        await work();
+      } finally {
+        if (held.remove(workflowId, lease)) await book.release(lease).catch((err) => report(err, { workflowId }));
+      }
+      return true;
+    },
+
+    announceCancel(workflowIds) {
+      for (let i = 0; i < workflowIds.length; i += MAX_IDS_PER_NOTICE) {
+        const ids = workflowIds.slice(i, i + MAX_IDS_PER_NOTICE);
+        wakeups.notify(CANCEL_CHANNEL, JSON.stringify({ from: owner, ids })).catch((err) => report(err));
+      }
+    },
+
+    place: (tenantId, signal) => local.place(tenantId, signal),
+    placesHeld: (tenantId) => local.placesHeld(tenantId),
+
+    async stop() {
+      delivering = false;
+      clearInterval(poll);
+      // Runs still going keep their leases alive until they settle (the heartbeat stops after).
+      await local.stop();
+      await claiming;
+      for (const timer of timers) clearInterval(timer);
+      timers = [];
+      for (const off of unsubscribe) off();
+      unsubscribe = [];
+    },
+
+    lost(rootWorkflowId) {
+      stats.fenceRejections += 1;
+      lose(rootWorkflowId);
+    },
+
+    stats: () => ({ held: held.size, ...stats }),
+
+    get depth() {
+      return local.depth;
+    },
+  };
+}
+
+function parseCancel(payload: string): { from: string; ids: string[] } | undefined {
+  try {
+    const value: unknown = JSON.parse(payload);
+    if (typeof value !== 'object' || value === null) return undefined;
+    const { from, ids } = value as { from?: unknown; ids?: unknown };
+    if (typeof from !== 'string' || !Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) return undefined;
+    return { from, ids };
+  } catch {
+    return undefined;
+  }
+}
