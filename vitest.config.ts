@@ -16,6 +16,7 @@ const POSTGRES_SUITES = [
   'test/api/fuzz-write-routes.test.ts',
   'test/api/fuzz-regressions.test.ts',
   'test/api/fuzz-schema-arbitrary.test.ts',
+  'test/api/idempotency.test.ts',
   'test/process/secrets.test.ts',
 ];
 

@@ -9,7 +9,9 @@ export default defineConfig({
     environment: 'node',
     pool: 'forks',
     fileParallelism: false,
-    include: ['test/process/crash-cycles.test.ts', 'test/soak/**/*.soak.ts'],
+    include: ['test/process/crash-cycles.test.ts', 'test/process/scale-out-kill.test.ts', 'test/soak/**/*.soak.ts'],
+    // The scale-out kill test runs over a throwaway PostgreSQL cluster, as in `npm test`.
+    globalSetup: ['test/support/postgres-global-setup.ts'],
     testTimeout: 60 * 60_000,
     hookTimeout: 120_000,
   },

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../support/build-app.js';
 import { reportFigures, scale } from '../support/scale.js';
@@ -54,8 +55,22 @@ async function post(payload: string, idempotencyKey: string, apiKey = KEY) {
   return { status: res.status, body: (await res.json()) as { id?: string; code?: string } };
 }
 
-/** Counted in the database file itself (a second, read-only connection), not through the API. */
-function countWorkflows(tenant: string): number {
+/** Counted in the database itself (a second connection), not through the API: SQLite or PostgreSQL. */
+async function countWorkflows(tenant: string): Promise<number> {
+  const url = t.deps.config.DATABASE_URL;
+  if (url) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM workflows WHERE tenant_id = $1',
+        [tenant],
+      );
+      return rows[0]?.n ?? 0;
+    } finally {
+      await client.end();
+    }
+  }
   const db = new Database(tmp.dbPath(), { readonly: true });
   try {
     return (db.prepare('SELECT COUNT(*) AS n FROM workflows WHERE tenant_id = ?').get(tenant) as { n: number }).n;
@@ -89,7 +104,7 @@ describe('idempotency under concurrency', () => {
       replayed += statuses.filter((s) => s === 200).length;
     }
     expect(new Set(answers.map((a) => a.body.id)).size).toBe(KEYS);
-    expect(countWorkflows('a')).toBe(KEYS);
+    expect(await countWorkflows('a')).toBe(KEYS);
 
     // The same keys with another body, again all at once: every one a 422, nothing created.
     const reused = await Promise.all(
@@ -97,7 +112,7 @@ describe('idempotency under concurrency', () => {
     );
     expect(reused.map((r) => r.status)).toEqual(Array(KEYS).fill(422));
     expect(reused.every((r) => r.body.code === 'IDEMPOTENCY_KEY_REUSED')).toBe(true);
-    expect(countWorkflows('a')).toBe(KEYS);
+    expect(await countWorkflows('a')).toBe(KEYS);
 
     // Keys are per tenant: tenant b's first use of the same key creates its own workflow.
     const other = await post(JSON.stringify(body(0)), 'order-0', OTHER_KEY);
@@ -109,7 +124,7 @@ describe('idempotency under concurrency', () => {
       keys: KEYS,
       created,
       replayed,
-      workflows: countWorkflows('a'),
+      workflows: await countWorkflows('a'),
       reusedWithOtherBody422: reused.length,
       postsPerSecond: Math.round(answers.length / (elapsedMs / 1000)),
     });
