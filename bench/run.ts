@@ -6,11 +6,12 @@
  *   npm run bench                 # all of them
  *   npm run bench -- executor     # only those named
  *   npm run bench -- http-steps   # the HTTP job vs the LangGraph peer (`npm run bench:peers` once first)
+ *   npm run bench -- scale        # baton over PostgreSQL vs SQLite, and 2 instances vs 1
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const BENCHMARKS = ['executor', 'submit', 'cache', 'spans', 'fts', 'http-steps'] as const;
+const BENCHMARKS = ['executor', 'submit', 'cache', 'spans', 'fts', 'http-steps', 'scale'] as const;
 
 function runOne(name: string): Promise<string | undefined> {
   const file = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));

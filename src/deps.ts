@@ -189,7 +189,13 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     corpora,
     engagement,
     concurrency: config.CONCURRENCY,
-    retry: { maxAttempts: config.RETRY_MAX_ATTEMPTS, baseDelayMs: config.RETRY_BASE_DELAY_MS, maxDelayMs: 30_000 },
+    retry: {
+      maxAttempts: config.RETRY_MAX_ATTEMPTS,
+      baseDelayMs: config.RETRY_BASE_DELAY_MS,
+      maxDelayMs: 30_000,
+      // Scaled out, a wait longer than a lease gives the run up until its time (RUN_PARKED).
+      ...(scaleOut ? { parkAfterMs: config.LEASE_MS } : {}),
+    },
     maxNodeOutputBytes: config.MAX_NODE_OUTPUT_BYTES,
     maxLlmCallsPerWorkflow: config.MAX_LLM_CALLS_PER_WORKFLOW,
     tenantDailyBudgetUsd: config.TENANT_DAILY_BUDGET_USD,
@@ -197,6 +203,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     onError,
     // Scaled out another instance may claim, decide or cancel it first: runs read the row.
     runsFromSubmission: scaleOut === undefined,
+    // Scaled out, a cluster cron prunes them (store/postgres/background-jobs.ts).
+    prunesIdempotencyKeys: scaleOut === undefined,
   });
 
   const stopFailureLog = logFailedWorkflows(events, logger);

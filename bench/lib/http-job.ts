@@ -120,6 +120,8 @@ export interface StartOptions {
   dir: string;
   /** Extra node flags (e.g. --cpu-prof). */
   nodeArgs?: string[];
+  /** Extra environment, merged over the server's own (e.g. baton's DATABASE_URL for PostgreSQL). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -128,7 +130,7 @@ export interface StartOptions {
  * so the servers need not log at info level. baton runs as `npm start` would run it (src/main.ts,
  * default config) with a temporary DATABASE_PATH, LOG_LEVEL=warn and RATE_LIMIT_PER_MINUTE=0 (the
  * default budget of 6000 requests a minute would answer 429 long before the bench ends: a job is
- * three requests).
+ * three requests); `options.env` is merged over all of that.
  */
 export async function startServer(name: TargetName, options: StartOptions): Promise<Server> {
   const entries: Record<TargetName, string> = {
@@ -142,6 +144,7 @@ export async function startServer(name: TargetName, options: StartOptions): Prom
   } else {
     Object.assign(env, { BENCH_DB_DIR: options.dir, BENCH_ANSWER_JSON: ANSWER_JSON, BENCH_STEPS: String(STEPS) });
   }
+  Object.assign(env, options.env);
   const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', entries[name]], {
     cwd: REPO_ROOT,
     env,

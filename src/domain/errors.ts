@@ -63,6 +63,9 @@ export const ERROR_CODES = {
   SHUTTING_DOWN: request(503),
   // Scaled out: this instance no longer holds the run's lease (docs/operations.md#scale-out); the new holder resumes it.
   LEASE_LOST: request(503),
+  // Scaled out: the run gave its lease back to wait longer than a lease lasts (a long retry-after);
+  // a background job resumes it at its time, on whichever instance claims it then.
+  RUN_PARKED: request(503),
   SERVICE_UNAVAILABLE: request(503),
   // run-time node and workflow failures (409: a cancel or a limit, were they ever to answer a request)
   CANCELLED: run({ status: 409, outcome: 'timeout' }),

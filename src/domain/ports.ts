@@ -427,6 +427,9 @@ export interface RunSignals {
   cancelled(workflowIds: readonly string[]): void;
 }
 
+/** How long an idempotency key is remembered (docs/design.md#execution); older ones are pruned. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
 /** Where submitted workflows wait for the executor (docs/design.md#scale-out: a job queue when scaled out). */
 export interface WorkQueue {
   /** Tenants take turns: one tenant's backlog never queues another's work behind it. */
@@ -438,6 +441,8 @@ export interface WorkQueue {
    * allowed to write it; false, without running it, when another instance runs it.
    */
   runHere(workflowId: string, work: () => Promise<void>): Promise<boolean>;
+  /** The root's run stopped to wait until `at` (epoch ms, RUN_PARKED): it is run again then. */
+  resumeAt(workflowId: string, tenantId: string, at: number): void;
   /** Tells the instance running these workflows that they were cancelled (in one process: this one, already told). */
   announceCancel(workflowIds: readonly string[]): void;
   /** A place for a child workflow of the tenant, ahead of roots; rejects when the signal aborts first. */

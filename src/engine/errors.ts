@@ -22,12 +22,29 @@ export function leaseLostError(): AppError {
   return new AppError('LEASE_LOST', 'this instance lost the run to another; the workflow goes on there');
 }
 
+/** The run waits until `resumeAt` (epoch ms) without holding its lease, and resumes then. */
+export function parkedError(resumeAt: number): AppError {
+  return new AppError('RUN_PARKED', `the run waits until ${new Date(resumeAt).toISOString()} and resumes then`, {
+    details: { resumeAt },
+  });
+}
+
+/** When the run parked by `err` is to resume; undefined for any other error. */
+export function resumeAtOf(err: unknown): number | undefined {
+  if (!(err instanceof AppError) || err.code !== 'RUN_PARKED') return undefined;
+  const at = (err.details as { resumeAt?: unknown } | undefined)?.resumeAt;
+  return typeof at === 'number' ? at : undefined;
+}
+
 /**
  * The execution stops here without an end of its own, and the workflow resumes: after a shutdown
- * at the next start, after a lost lease on the instance that holds it now.
+ * at the next start, after a lost lease on the instance that holds it now, after a parked wait at
+ * its time.
  */
 export function isShutdown(err: unknown): boolean {
-  return err instanceof AppError && (err.code === 'SHUTTING_DOWN' || err.code === 'LEASE_LOST');
+  return (
+    err instanceof AppError && (err.code === 'SHUTTING_DOWN' || err.code === 'LEASE_LOST' || err.code === 'RUN_PARKED')
+  );
 }
 
 export function isCancellation(err: unknown): boolean {

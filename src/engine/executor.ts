@@ -18,11 +18,12 @@ import type {
   WorkflowStore,
   WorkQueue,
 } from '../domain/ports.js';
+import { IDEMPOTENCY_TTL_MS } from '../domain/ports.js';
 import type { WorkflowRecord } from '../domain/records.js';
 import { redactSecrets } from '../domain/redact.js';
 import { isTerminal } from '../domain/status.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { cancelledError, isShutdown, leaseLostError, shuttingDownError } from './errors.js';
+import { cancelledError, isShutdown, leaseLostError, resumeAtOf, shuttingDownError } from './errors.js';
 import { createReflectionDesk, type ReflectionDesk, type ReflectionState } from './reflection-desk.js';
 import type { RunStart } from './run/context.js';
 import { Run } from './run/run.js';
@@ -118,9 +119,9 @@ export interface ExecutorOptions {
    * every run reads the row.
    */
   runsFromSubmission?: boolean;
+  /** Whether this executor prunes old idempotency keys hourly (default true); scaled out a cluster cron does. */
+  prunesIdempotencyKeys?: boolean;
 }
-
-const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** The true reason a decision was refused, told to the client that lost (or came too late). */
 function whyNotWaiting(workflow: WorkflowRecord): string {
@@ -250,16 +251,29 @@ export function createExecutor(options: ExecutorOptions): Executor {
     const submitted = justSubmitted.get(workflowId);
     justSubmitted.delete(workflowId);
     return exclusively(workflowId, async () => {
-      // A workflow submitted to this process runs from the records it was created with: no re-read.
-      if (submitted) await execute(submitted.workflow, undefined, { nodes: submitted.nodes, lastSeq: 0 }, null, place);
-      else await executeStored(workflowId, place);
+      let tenantId = submitted?.workflow.tenantId ?? '';
+      try {
+        // A workflow submitted to this process runs from the records it was created with: no re-read.
+        if (submitted)
+          await execute(submitted.workflow, undefined, { nodes: submitted.nodes, lastSeq: 0 }, null, place);
+        else tenantId = (await executeStored(workflowId, place)) ?? tenantId;
+      } catch (err) {
+        // A run that parked to wait (RUN_PARKED) is run again at its time.
+        const at = resumeAtOf(err);
+        if (at !== undefined) queue.resumeAt(workflowId, tenantId, at);
+        throw err;
+      }
     });
   }
 
-  /** Runs the stored row; without a place only to record an end (a cancel settled out of the queue). */
-  async function executeStored(workflowId: string, place?: RunningPlace): Promise<void> {
+  /**
+   * Runs the stored row; without a place only to record an end (a cancel settled out of the
+   * queue). Returns its tenant (undefined when there is no such row).
+   */
+  async function executeStored(workflowId: string, place?: RunningPlace): Promise<string | undefined> {
     const workflow = await store.getById(workflowId);
     if (workflow && !isTerminal(workflow.status)) await execute(workflow, undefined, undefined, null, place);
+    return workflow?.tenantId;
   }
 
   return {
@@ -301,7 +315,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
         if (inFlight.has(workflowId)) queue.enqueue(workflowId, tenantId);
         else {
           await exclusively(workflowId, async () => {
-            if (await queue.runHere(workflowId, () => executeStored(workflowId))) return;
+            if (await queue.runHere(workflowId, async () => void (await executeStored(workflowId)))) return;
             for (const id of ids) if (!active.has(id)) cancelRequested.delete(id);
           });
         }
@@ -339,10 +353,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
       // bounded.
       const prune = () =>
         store.pruneIdempotencyKeys(clock.now() - IDEMPOTENCY_TTL_MS).catch((err) => options.onError(err, {}));
-      void prune();
       clearInterval(pruneTimer);
-      pruneTimer = setInterval(prune, 60 * 60 * 1000);
-      pruneTimer.unref();
+      if (options.prunesIdempotencyKeys ?? true) {
+        void prune();
+        pruneTimer = setInterval(prune, 60 * 60 * 1000);
+        pruneTimer.unref();
+      }
       queue.start(runQueued, {
         lost(rootWorkflowId) {
           justSubmitted.delete(rootWorkflowId);

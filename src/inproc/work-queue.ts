@@ -207,6 +207,11 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
       return true;
     },
 
+    resumeAt(workflowId, tenantId, at) {
+      // Not used in one process (nothing parks without leases), but kept true to the port.
+      setTimeout(() => this.enqueue(workflowId, tenantId), Math.max(0, at - Date.now())).unref();
+    },
+
     announceCancel() {
       // The executor aborted this process's runs itself; there is no other instance to tell.
     },

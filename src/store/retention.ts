@@ -55,6 +55,8 @@ export interface RetentionOptions {
   clock: Clock;
   /** Finished trees older than this go; 0 keeps everything (no timer is started). */
   retentionMs: number;
+  /** Whether this sweeper runs on its own timer (default true); scaled out, a cluster cron calls `sweepNow`. */
+  timer?: boolean;
   onError: (err: unknown) => void;
 }
 
@@ -101,7 +103,7 @@ export function paceRetention(options: RetentionOptions, batch: RetentionBatch):
     }, IDLE_INTERVAL_MS);
     timer.unref();
   };
-  if (options.retentionMs > 0) schedule();
+  if (options.retentionMs > 0 && (options.timer ?? true)) schedule();
 
   return {
     sweepNow,

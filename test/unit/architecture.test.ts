@@ -28,6 +28,7 @@ const INFRASTRUCTURE_PACKAGES = [
   'fastify',
   'better-sqlite3',
   'pg',
+  'graphile-worker',
   '@anthropic-ai/sdk',
   'pino',
   'fastify-type-provider-zod',

@@ -1,5 +1,6 @@
 import { meaningOf, ProviderError } from '../../domain/errors.js';
 import type { Clock } from '../../domain/ports.js';
+import { parkedError } from '../errors.js';
 import { deadlineOf } from './deadline.js';
 
 /**
@@ -17,6 +18,11 @@ export interface RetryPolicy {
   maxAttempts: number;
   baseDelayMs: number;
   maxDelayMs: number;
+  /**
+   * Scaled out, LEASE_MS: a wait longer than this gives the run up (RUN_PARKED) to resume at its
+   * time, instead of holding a lease and a running place asleep. Undefined: every wait is slept.
+   */
+  parkAfterMs?: number | undefined;
 }
 
 export interface RetryNotice {
@@ -65,6 +71,7 @@ export async function callWithRetry<T>(
       const delayMs = err.retryAfterMs ?? backoffDelay(policy, attempt, options.random ?? Math.random);
       options.beforeRetry?.();
       options.onRetry({ reason: retryReason(err), delayMs, attempt, error: err });
+      if (policy.parkAfterMs !== undefined && delayMs > policy.parkAfterMs) throw parkedError(clock.now() + delayMs);
       await clock.sleep(delayMs, signal);
     }
   }

@@ -52,6 +52,8 @@ const hasNul = (value: string): boolean => value.includes('\u0000');
 export interface PostgresCorpusStore extends CorpusStore {
   /** Stops the background purge; the rest resumes at the next start (on any instance). */
   stop(): Promise<void>;
+  /** Runs the purge of deleted corpora now (a cluster cron's tick), unless it runs already. */
+  purgeNow(): void;
 }
 
 export interface PostgresCorpusStoreOptions {
@@ -250,5 +252,6 @@ export function createPostgresCorpusStore(pool: pg.Pool, options: PostgresCorpus
     },
 
     stop: () => purges.stop(),
+    purgeNow: () => purges.kick(),
   };
 }

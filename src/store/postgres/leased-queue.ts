@@ -48,6 +48,8 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
   const stats = { claims: 0, losses: 0, reaps: 0, fenceRejections: 0 };
   /** Held roots enqueued again while they run: they run once more under the same lease. */
   const again = new Set<string>();
+  /** Held roots whose run stopped to wait until then: parked when their lease is given back. */
+  const resumeAt = new Map<string, number>();
   let signals: RunSignals | undefined;
   let delivering = false;
   let claiming: Promise<void> | undefined;
@@ -122,13 +124,16 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
       for (;;) {
         again.delete(workflowId);
         await handler(workflowId, place);
+        if (resumeAt.has(workflowId)) break; // the resume job runs it again
         if (!again.has(workflowId) || held.get(workflowId) !== lease || !delivering) break;
         if (!place.held) await place.retake(new AbortController().signal);
       }
     } finally {
       again.delete(workflowId);
+      const at = resumeAt.get(workflowId);
+      resumeAt.delete(workflowId);
       if (held.remove(workflowId, lease)) {
-        await book.release(lease).catch((err) => report(err, { workflowId }));
+        await book.release(lease, at).catch((err) => report(err, { workflowId }));
         announceWork();
       }
       claimSoon();
@@ -215,6 +220,10 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
         if (held.remove(workflowId, lease)) await book.release(lease).catch((err) => report(err, { workflowId }));
       }
       return true;
+    },
+
+    resumeAt(workflowId, _tenantId, at) {
+      if (held.has(workflowId)) resumeAt.set(workflowId, at);
     },
 
     announceCancel(workflowIds) {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { RESUME_TASK } from './background-jobs.js';
 
 /**
  * Run ownership over PostgreSQL (migrations/postgres/0002_leases.sql): an instance runs a root
@@ -86,9 +87,10 @@ export interface LeaseBook {
   heartbeat(): Promise<Set<string>>;
   /**
    * Gives a run up (it ended, or waits for a person: then it is parked); false when the lease was
-   * already lost.
+   * already lost. With `resumeAt` (epoch ms) the run waits until then: it is parked, and in the same
+   * statement a background job (background-jobs.ts) is queued to unpark it at that time.
    */
-  release(lease: Lease): Promise<boolean>;
+  release(lease: Lease, resumeAt?: number): Promise<boolean>;
   /**
    * Inside a write transaction: locks the root rows (FOR SHARE, so no claim can move their epoch
    * until the write commits) and returns the ids whose lease is still this instance's at the
@@ -148,7 +150,21 @@ export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): Lease
       return new Set(rows.map((r) => r.id));
     },
 
-    async release(lease) {
+    async release(lease, resumeAt) {
+      if (resumeAt !== undefined) {
+        const { rowCount } = await pool.query(
+          `WITH released AS (
+             UPDATE workflows SET lease_owner = NULL, lease_until = NULL, parked = 1
+              WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3 RETURNING id
+           )
+           SELECT graphile_worker.add_job($4, json_build_object('workflowId', id),
+                    run_at := to_timestamp($5::double precision / 1000), max_attempts := 5,
+                    job_key := 'resume:' || id)
+             FROM released`,
+          [lease.workflowId, owner, lease.epoch, RESUME_TASK, resumeAt],
+        );
+        return rowCount === 1;
+      }
       const { rowCount } = await pool.query(
         `UPDATE workflows SET lease_owner = NULL, lease_until = NULL,
                 parked = CASE WHEN ${WAITS_FOR_DECISION} THEN 1 ELSE 0 END

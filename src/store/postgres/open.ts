@@ -1,12 +1,14 @@
 import { type Config, runningPerTenant } from '../../config.js';
+import { IDEMPOTENCY_TTL_MS } from '../../domain/ports.js';
 import { retentionMs, type ScaleOut, type StoreSet, type StoreSetOptions } from '../store-set.js';
 import { createPostgresAgentRegistry } from './agents.js';
 import { createPostgresApiKeyStore } from './api-keys.js';
+import { type BackgroundJobs, startBackgroundJobs } from './background-jobs.js';
 import { createPostgresCacheStore } from './cache.js';
 import { createPostgresCorpusStore } from './corpora.js';
 import { createPostgresEngagementStore } from './engagement.js';
 import { createPostgresCommitter } from './group-commit.js';
-import { createLeasedWorkQueue, type LeasedWorkQueue } from './leased-queue.js';
+import { createLeasedWorkQueue, type LeasedWorkQueue, WORK_CHANNEL } from './leased-queue.js';
 import { createLeaseBook } from './leases.js';
 import { createPostgresMetricsStore } from './metrics.js';
 import { migratePostgres } from './migrate.js';
@@ -43,6 +45,10 @@ export async function openPostgresStores(
   // An idle connection the server drops (a restart, a failover) must not crash the process: the pool
   // replaces it, and the next query reports what went wrong to its caller.
   pool.on('error', (err) => warn('an idle PostgreSQL connection failed; the pool replaces it', err));
+  // A connection that fails while checked out must not crash the process either: its query fails.
+  pool.on('connect', (client) => {
+    client.on('error', (err) => warn('a PostgreSQL connection failed; its query fails and the pool replaces it', err));
+  });
   try {
     await migratePostgres(pool);
   } catch (err) {
@@ -73,9 +79,33 @@ export async function openPostgresStores(
   const retention = createPostgresRetentionSweeper(committer, {
     clock,
     retentionMs: retentionMs(config),
+    // Once per cluster: the background jobs' cron sweeps, whichever instance takes the tick.
+    timer: false,
     onError: (err) => warn('retention sweep failed; it runs again at the next tick', err),
   });
   const store = createPostgresWorkflowStore(pool, committer);
+  let jobs: BackgroundJobs;
+  try {
+    jobs = await startBackgroundJobs({
+      pool,
+      maintenance: {
+        pruneIdempotencyKeys: () => store.pruneIdempotencyKeys(clock.now() - IDEMPOTENCY_TTL_MS),
+        sweepRetention: () => retention.sweepNow(),
+        purgeCorpora: async () => corpora.purgeNow(),
+      },
+      async wake(workflowId) {
+        await pool.query('UPDATE workflows SET parked = 0 WHERE id = $1 AND parked = 1', [workflowId]);
+        await wakeups.notify(WORK_CHANNEL, 'background-jobs');
+      },
+      warn,
+    });
+  } catch (err) {
+    retention.stop();
+    await corpora.stop();
+    await wakeups.close();
+    await pool.end().catch(() => {});
+    throw err;
+  }
   const scaleOut: ScaleOut = {
     workQueue(local, { concurrency }) {
       queue = createLeasedWorkQueue({
@@ -119,10 +149,11 @@ export async function openPostgresStores(
     walFrames: () => 0,
     stop() {
       retention.stop();
-      stopping = corpora.stop();
+      stopping = Promise.all([corpora.stop(), jobs.stop()]).then(() => {});
     },
     async close() {
       await stopping;
+      await jobs.stop();
       await committer.drain();
       await wakeups.close();
       await pool.end();

@@ -43,6 +43,27 @@ describe('callWithRetry', () => {
     expect(notices.map((n) => n.reason)).toEqual(['rate_limit', 'rate_limit']);
   });
 
+  it('parks the run instead of sleeping past parkAfterMs (scaled out: longer than a lease)', async () => {
+    const clock = recordingClock();
+    const notices: RetryNotice[] = [];
+    const { call, calls } = failing([
+      new ProviderError('rate_limit', '429', { retryAfterMs: 900 }),
+      new ProviderError('rate_limit', '429', { retryAfterMs: 1500 }),
+    ]);
+    const signal = new AbortController().signal;
+    const parked = callWithRetry(call, {
+      policy: { ...policy, parkAfterMs: 1000 },
+      signal,
+      clock,
+      onRetry: (n) => notices.push(n),
+    });
+    await expect(parked).rejects.toMatchObject({ code: 'RUN_PARKED', details: { resumeAt: 1500 } });
+    // The short wait was slept; the long one was announced, not slept, and nothing was called again.
+    expect(clock.slept).toEqual([900]);
+    expect(calls()).toBe(2);
+    expect(notices.map((n) => n.delayMs)).toEqual([900, 1500]);
+  });
+
   it('backs off exponentially with jitter for 5xx, timeouts and connection errors', async () => {
     const clock = recordingClock();
     const { call } = failing([
