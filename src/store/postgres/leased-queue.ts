@@ -48,6 +48,8 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
   const stats = { claims: 0, losses: 0, reaps: 0, fenceRejections: 0 };
   /** Held roots enqueued again while they run: they run once more under the same lease. */
   const again = new Set<string>();
+  /** Roots `runHere` settles now (a cancel), outside the local queue. */
+  const settling = new Set<string>();
   /** Held roots whose run stopped to wait until then: parked when their lease is given back. */
   const resumeAt = new Map<string, number>();
   let signals: RunSignals | undefined;
@@ -214,9 +216,11 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
       if (!lease) return false;
       stats.claims += 1;
       held.add(lease);
+      settling.add(workflowId);
       try {
         await work();
       } finally {
+        settling.delete(workflowId);
         if (held.remove(workflowId, lease)) await book.release(lease).catch((err) => report(err, { workflowId }));
       }
       return true;
@@ -242,6 +246,15 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
       // Runs still going keep their leases alive until they settle (the heartbeat stops after).
       await local.stop();
       await claiming;
+      // Claimed but never started (the local queue stopped first): given back now, so another
+      // instance takes them at once rather than when their lease runs out.
+      let given = 0;
+      for (const lease of [...held.values()]) {
+        if (settling.has(lease.workflowId) || !held.remove(lease.workflowId, lease)) continue;
+        await book.release(lease).catch((err) => report(err, { workflowId: lease.workflowId }));
+        given += 1;
+      }
+      if (given > 0) announceWork();
       for (const timer of timers) clearInterval(timer);
       timers = [];
       for (const off of unsubscribe) off();
