@@ -18,8 +18,9 @@
  * fresh PostgreSQL database each time, default CONCURRENCY (16 model calls at once per instance),
  * rate limit off. Wall time = the last workflow's endedAt − the first POST; completion is found by
  * polling GET /v1/workflows?name=…&status=…&limit=1 (idle, running, failed, cancelled) every 200 ms,
- * then one full listing checks that every workflow submitted completed. The speedup (1-instance wall / 2-instance wall) is
- * taken per round, then the median. Bar: ≥ 1.8× (goal_speedup_2_over_1_min).
+ * then one full listing checks that every workflow submitted completed. The speedup (1-instance
+ * wall / 2-instance wall) is taken per round, then the median. Bar: ≥ 1.8× (goal_speedup_2_over_1_min).
+ * Before each timed run every instance gets 20 jobs of the 10-step job (another name) as a warm-up.
  *
  * Env: BENCH_WARMUP (Part A jobs per server before the rounds, 200), BENCH_ROUNDS (Part A rounds, 5),
  * BENCH_CONCURRENT_JOBS (Part A jobs per round, 300), BENCH_SCALE_WORKFLOWS (400),
@@ -281,7 +282,7 @@ interface ScaleRun {
   submitMs: number;
   /** First POST sent → the poll that found none left running (≤ POLL_MS + a poll later than wallMs). */
   detectedMs: number;
-  /** CPU per step over the run (until the quiet time after it): every baton instance, the PostgreSQL server, this client. */
+  /** CPU per step over the run and the quiet time after it: all baton instances, the PostgreSQL server, this client. */
   batonUs: number;
   postgresUs: number;
   clientUs: number;
