@@ -53,6 +53,8 @@ const CONCURRENT_JOBS = Number(process.env.BENCH_CONCURRENT_JOBS ?? 300);
 const SCALE_WORKFLOWS = Number(process.env.BENCH_SCALE_WORKFLOWS ?? 400);
 const SCALE_STEPS = Number(process.env.BENCH_SCALE_STEPS ?? 3);
 const SCALE_ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? process.env.BENCH_ROUNDS ?? 3);
+/** Which parts run: `cpu`, `scale-out` or both (the default), comma-separated. */
+const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'cpu,scale-out').split(','));
 const LATENCY_MS = 200;
 /** baton's default CONCURRENCY (model calls at once per instance): not overridden here. */
 const MODEL_CONCURRENCY = 16;
@@ -436,9 +438,9 @@ async function main(): Promise<void> {
       return rows[0]?.server_version ?? 'unknown';
     });
     log(`Part A: CPU per step, ${ROUNDS} rounds of ${CONCURRENT_JOBS} jobs`);
-    const cpu = await partA(cluster);
+    const cpu = PARTS.has('cpu') ? await partA(cluster) : { skipped: 'BENCH_SCALE_PARTS' };
     log(`Part B: ${SCALE_WORKFLOWS} workflows of ${SCALE_STEPS} steps at ${LATENCY_MS} ms, ${SCALE_ROUNDS} rounds`);
-    const scaleOut = await partB(cluster);
+    const scaleOut = PARTS.has('scale-out') ? await partB(cluster) : { skipped: 'BENCH_SCALE_PARTS' };
     console.log(
       JSON.stringify({
         bench: 'scale',

@@ -123,9 +123,10 @@ async function writeReflections(
   if (outcomes.length > 0) {
     const last = new Map(outcomes.map((o) => [o.id, o.success ? 1 : 0]));
     const { rows } = await tx.query<{ id: string }>(
-      `UPDATE reflections r SET success = o.success FROM json_to_recordset($1) AS o (id text, success smallint)
+      `UPDATE reflections r SET success = o.success
+         FROM (SELECT * FROM json_to_recordset($1) AS x (id text, success smallint) LIMIT $2) AS o
         WHERE r.id = o.id RETURNING r.id`,
-      [JSON.stringify([...last].map(([id, success]) => ({ id, success })))],
+      [JSON.stringify([...last].map(([id, success]) => ({ id, success }))), last.size],
     );
     // Like a node patch: an outcome for a missing entry is an engine bug, so fail the change set.
     if (rows.length !== last.size) {
@@ -143,11 +144,13 @@ async function writeBudgets(
   if (taken.length > 0) {
     const byRoot = new Map<string, number>();
     for (const t of taken) byRoot.set(t.rootWorkflowId, (byRoot.get(t.rootWorkflowId) ?? 0) + t.count);
-    await tx.query(
-      `UPDATE workflows w SET llm_requests_taken = w.llm_requests_taken + t.count
-         FROM json_to_recordset($1) AS t (id text, count int) WHERE w.id = t.id`,
-      [JSON.stringify([...byRoot].map(([id, count]) => ({ id, count })))],
-    );
+    // LIMIT: the row count, for the planner (patches.ts says why).
+    await tx.query({
+      name: 'baton_requests_taken',
+      text: `UPDATE workflows w SET llm_requests_taken = w.llm_requests_taken + t.count
+         FROM (SELECT * FROM json_to_recordset($1) AS r (id text, count int) LIMIT $2) AS t WHERE w.id = t.id`,
+      values: [JSON.stringify([...byRoot].map(([id, count]) => ({ id, count }))), byRoot.size],
+    });
   }
   if (spend.length > 0) {
     const byDay = new Map<string, { tenant_id: string; day: number; cost_usd: number }>();

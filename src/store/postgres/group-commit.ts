@@ -16,7 +16,7 @@ import { writeChangeSets } from './change-writes.js';
  * are rejected with what `fence` gives, and nothing of theirs is written.
  *
  * Scaled out, each batch that wrote events also sends one `pg_notify` on EVENTS_CHANNEL listing
- * `(workflow, last seq)`, delivered with the COMMIT, so every instance can feed its own event
+ * `(workflow, last seq)` and this instance, delivered with the COMMIT, so every instance can feed its own event
  * streams from the journal (shared-event-bus.ts).
  */
 export interface PostgresCommitter {
@@ -38,16 +38,19 @@ export interface Fence {
 
 export interface CommitterOptions {
   fence?: Fence;
-  /** Announce the events of every batch on EVENTS_CHANNEL. */
-  announceEvents?: boolean;
+  /** Announce the events of every batch on EVENTS_CHANNEL, as sent by this instance. */
+  announceEvents?: { from: string };
 }
 
 export const EVENTS_CHANNEL = 'baton_events';
 /** PostgreSQL refuses a payload of 8000 bytes or more: longer lists go out in several notifications. */
 const MAX_PAYLOAD_BYTES = 7000;
 
-/** `[[workflowId, lastSeq], …]` of the sets' events, as payloads under the size limit. */
-export function eventNotices(sets: readonly ChangeSet[]): string[] {
+/**
+ * `{"from": instance, "e": [[workflowId, lastSeq], …]}` of the sets' events, as payloads under the
+ * size limit. `from` lets the sender skip its own notices: it published those events itself.
+ */
+export function eventNotices(sets: readonly ChangeSet[], from: string): string[] {
   const last = new Map<string, number>();
   for (const set of sets) {
     for (const event of set.events ?? []) {
@@ -55,19 +58,20 @@ export function eventNotices(sets: readonly ChangeSet[]): string[] {
     }
   }
   const payloads: string[] = [];
+  const head = `{"from":${JSON.stringify(from)},"e":[`;
   let entries: string[] = [];
-  let bytes = 2;
+  let bytes = head.length + 2;
   for (const [id, seq] of last) {
     const entry = JSON.stringify([id, seq]);
     if (entries.length > 0 && bytes + entry.length + 1 > MAX_PAYLOAD_BYTES) {
-      payloads.push(`[${entries.join(',')}]`);
+      payloads.push(`${head}${entries.join(',')}]}`);
       entries = [];
-      bytes = 2;
+      bytes = head.length + 2;
     }
     entries.push(entry);
     bytes += entry.length + 1;
   }
-  if (entries.length > 0) payloads.push(`[${entries.join(',')}]`);
+  if (entries.length > 0) payloads.push(`${head}${entries.join(',')}]}`);
   return payloads;
 }
 
@@ -79,7 +83,7 @@ interface Queued {
 }
 
 export function createPostgresCommitter(pool: pg.Pool, options: CommitterOptions = {}): PostgresCommitter {
-  const { fence, announceEvents = false } = options;
+  const { fence, announceEvents } = options;
   let queue: Queued[] = [];
   let running: Promise<void> | undefined;
   let scheduled = false;
@@ -133,7 +137,7 @@ export function createPostgresCommitter(pool: pg.Pool, options: CommitterOptions
     });
     await writeChangeSets(tx, admitted);
     if (announceEvents) {
-      for (const payload of eventNotices(admitted)) {
+      for (const payload of eventNotices(admitted, announceEvents.from)) {
         await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, payload]);
       }
     }

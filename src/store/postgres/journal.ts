@@ -25,11 +25,13 @@ export async function appendJournal(tx: Tx, drafts: readonly JournalDraft[]): Pr
   if (drafts.length === 0) return;
   const withEvents = [...new Set(drafts.filter((d) => d.lastEvent !== null).map((d) => d.workflowId))];
   if (withEvents.length > 0) {
-    const { rows } = await tx.query<{ id: string; last: number | null }>(
-      `SELECT w.id, (SELECT max(j.last_event) FROM journal j WHERE j.workflow_id = w.id) AS last
+    // Named: prepared once per connection, since every group commit runs it.
+    const { rows } = await tx.query<{ id: string; last: number | null }>({
+      name: 'baton_journal_append_points',
+      text: `SELECT w.id, (SELECT max(j.last_event) FROM journal j WHERE j.workflow_id = w.id) AS last
          FROM workflows w WHERE w.id = ANY($1::text[])`,
-      [withEvents],
-    );
+      values: [withEvents],
+    });
     const last = new Map<string, number | null>(rows.map((r) => [r.id, r.last]));
     for (const d of drafts) {
       if (d.lastEvent === null) continue;
@@ -37,12 +39,13 @@ export async function appendJournal(tx: Tx, drafts: readonly JournalDraft[]): Pr
       last.set(d.workflowId, d.lastEvent);
     }
   }
-  await tx.query(
-    `INSERT INTO journal (workflow_id, tenant_id, last_event, events, spans, calls, tokens_in, tokens_out, cost_usd,
+  await tx.query({
+    name: 'baton_journal_append',
+    text: `INSERT INTO journal (workflow_id, tenant_id, last_event, events, spans, calls, tokens_in, tokens_out, cost_usd,
        simulated_cost_usd)
      SELECT * FROM json_to_recordset($1) AS j (workflow_id text, tenant_id text, last_event bigint, events text,
        spans text, calls int, tokens_in bigint, tokens_out bigint, cost_usd float8, simulated_cost_usd float8)`,
-    [
+    values: [
       JSON.stringify(
         drafts.map((d) => ({
           workflow_id: d.workflowId,
@@ -58,7 +61,7 @@ export async function appendJournal(tx: Tx, drafts: readonly JournalDraft[]): Pr
         })),
       ),
     ],
-  );
+  });
 }
 
 /** Events with `seq > after`, in order, at most `limit`. */

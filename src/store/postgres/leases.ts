@@ -176,11 +176,13 @@ export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): Lease
 
     async fence(client, leases) {
       if (leases.length === 0) return new Set();
-      const { rows } = await client.query<{ id: string; lease_epoch: string }>(
-        `SELECT id, lease_epoch FROM workflows
+      // Named: prepared once per connection, since every group commit runs it.
+      const { rows } = await client.query<{ id: string; lease_epoch: string }>({
+        name: 'baton_lease_fence',
+        text: `SELECT id, lease_epoch FROM workflows
           WHERE id = ANY($1::text[]) AND lease_owner = $2 FOR SHARE`,
-        [leases.map((l) => l.workflowId), owner],
-      );
+        values: [leases.map((l) => l.workflowId), owner],
+      });
       const held = new Map(rows.map((r) => [r.id, Number(r.lease_epoch)]));
       return new Set(leases.filter((l) => held.get(l.workflowId) === l.epoch).map((l) => l.workflowId));
     },

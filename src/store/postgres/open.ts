@@ -65,7 +65,7 @@ export async function openPostgresStores(
   let queue: LeasedWorkQueue | undefined;
   let bus: SharedEventBus | undefined;
   const fence = createLeaseFence(book, held, (root) => queue?.lost(root));
-  const committer = createPostgresCommitter(pool, { fence, announceEvents: true });
+  const committer = createPostgresCommitter(pool, { fence, announceEvents: { from: instanceId } });
   const wakeups = createWakeups(pool, {
     connectionString: config.DATABASE_URL,
     onReconnect: () => bus?.resync(),
@@ -123,6 +123,7 @@ export async function openPostgresStores(
     },
     eventBus(local) {
       bus = createSharedEventBus({
+        self: instanceId,
         local,
         wakeups,
         events: (id, after, limit) => store.events(id, after, limit),

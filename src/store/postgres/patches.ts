@@ -49,8 +49,14 @@ function patcher<P extends { id: string }>(
     (f, i) => `${f.column} = CASE WHEN p.m & ${1 << i} <> 0 THEN p.${f.column} ELSE t.${f.column} END`,
   );
   const columns = ['id text', 'm int', ...fields.map((f) => `${f.column} ${f.type}`)];
-  const sql = `UPDATE ${table} t SET ${assignments.join(', ')}
-    FROM json_to_recordset($1) AS p (${columns.join(', ')}) WHERE t.id = p.id RETURNING t.id`;
+  // The planner cannot see how few rows json_to_recordset holds (it assumes 100) and hash-joins a
+  // scan of the whole table; `LIMIT $2` (the row count) tells it, and it looks each row up by key.
+  const sql = {
+    name: `baton_patch_${table}`,
+    text: `UPDATE ${table} t SET ${assignments.join(', ')}
+    FROM (SELECT * FROM json_to_recordset($1) AS r (${columns.join(', ')}) LIMIT $2) AS p
+    WHERE t.id = p.id RETURNING t.id`,
+  };
   return async (tx, patches) => {
     const rows = new Map<string, Record<string, unknown> & { m: number }>();
     for (const patch of patches) {
@@ -69,7 +75,10 @@ function patcher<P extends { id: string }>(
     // A patch that sets nothing changes nothing (and is not checked), as on SQLite.
     for (const [id, row] of rows) if (row.m === 0) rows.delete(id);
     if (rows.size === 0) return;
-    const { rows: updated } = await tx.query<{ id: string }>(sql, [JSON.stringify([...rows.values()])]);
+    const { rows: updated } = await tx.query<{ id: string }>({
+      ...sql,
+      values: [JSON.stringify([...rows.values()]), rows.size],
+    });
     // A patch for a row that does not exist is an engine bug: fail the change set, not silently skip.
     if (updated.length !== rows.size) {
       const found = new Set(updated.map((r) => r.id));

@@ -7,6 +7,8 @@ export interface SharedEventBusOptions {
   /** This instance's own bus: what its runs commit, for `subscribeAll` (telemetry counts local commits only). */
   local: EventBus;
   wakeups: Wakeups;
+  /** This instance: its own notices are skipped (it published those events itself, at once). */
+  self: string;
   /** A workflow's committed events after `after`, by seq (WorkflowStore.events). */
   events(workflowId: string, after: number, limit: number): Promise<WorkflowEvent[]>;
   onError: (err: unknown, context: Record<string, unknown>) => void;
@@ -39,7 +41,7 @@ interface Feed {
  * first subscriber of a workflow starts, so nothing after it is missed.
  */
 export function createSharedEventBus(options: SharedEventBusOptions): SharedEventBus {
-  const { local, wakeups, events, onError } = options;
+  const { local, wakeups, self, events, onError } = options;
   const feeds = new Map<string, Feed>();
 
   const emit = (feed: Feed, batch: readonly WorkflowEvent[]) => {
@@ -76,7 +78,9 @@ export function createSharedEventBus(options: SharedEventBusOptions): SharedEven
   };
 
   const onNotice = (payload: string) => {
-    for (const [workflowId, seq] of parseNotice(payload)) {
+    const notice = parseNotice(payload);
+    if (notice.from === self) return;
+    for (const [workflowId, seq] of notice.entries) {
       const feed = feeds.get(workflowId);
       if (feed && seq > feed.cursor) later(workflowId, feed, () => catchUp(workflowId, feed, seq));
     }
@@ -134,16 +138,20 @@ export function createSharedEventBus(options: SharedEventBusOptions): SharedEven
   };
 }
 
-/** `[[workflowId, lastSeq], …]`; anything else is ignored (a notice is only a hint to read). */
-function parseNotice(payload: string): Array<[string, number]> {
+/** `{"from", "e": [[workflowId, lastSeq], …]}`; anything else is ignored (a notice is only a hint to read). */
+function parseNotice(payload: string): { from: string | undefined; entries: Array<[string, number]> } {
   try {
     const value: unknown = JSON.parse(payload);
-    if (!Array.isArray(value)) return [];
-    return value.filter(
-      (entry): entry is [string, number] =>
-        Array.isArray(entry) && typeof entry[0] === 'string' && Number.isSafeInteger(entry[1]),
-    );
+    if (typeof value !== 'object' || value === null) return { from: undefined, entries: [] };
+    const { from, e } = value as { from?: unknown; e?: unknown };
+    const entries = Array.isArray(e)
+      ? e.filter(
+          (entry): entry is [string, number] =>
+            Array.isArray(entry) && typeof entry[0] === 'string' && Number.isSafeInteger(entry[1]),
+        )
+      : [];
+    return { from: typeof from === 'string' ? from : undefined, entries };
   } catch {
-    return [];
+    return { from: undefined, entries: [] };
   }
 }

@@ -30,6 +30,7 @@ function harness() {
   const bus = createSharedEventBus({
     local: createInProcessEventBus(),
     wakeups,
+    self: 'in_here',
     async events(workflowId, after, limit) {
       reads.push({ after });
       return journal.filter((e) => e.workflowId === workflowId && e.seq > after).slice(0, limit);
@@ -39,7 +40,7 @@ function harness() {
   /** Another instance committed these: they are in the journal and announced. */
   const remoteCommit = (...events: WorkflowEvent[]) => {
     journal.push(...events);
-    handlers.get(EVENTS_CHANNEL)?.(eventNotices([{ events }])[0] as string);
+    handlers.get(EVENTS_CHANNEL)?.(eventNotices([{ events }], 'in_there')[0] as string);
   };
   /** This instance committed these: in the journal, then published. */
   const localCommit = (...events: WorkflowEvent[]) => {
@@ -109,7 +110,11 @@ describe('the shared event bus', () => {
     const seen: number[] = [];
     h.bus.subscribe('wf_a', (e) => seen.push(e.seq), 0);
     // A notice is only a hint: garbage is dropped, nothing is read for it.
-    for (const payload of ['', 'not json', '{"a":1}', '[["wf_a","x"]]', '[["wf_a",0]]']) h.notice(payload);
+    for (const payload of ['', 'not json', '{"a":1}', '[["wf_a",5]]', '{"e":[["wf_a","x"]]}', '{"e":[["wf_a",0]]}'])
+      h.notice(payload);
+    // This instance's own notices: it published those events itself.
+    h.journal.push(event(1));
+    h.notice(eventNotices([{ events: [event(1)] }], 'in_here')[0] as string);
     await h.settle();
     expect(h.reads).toEqual([]);
     expect(seen).toEqual([]);
@@ -118,10 +123,10 @@ describe('the shared event bus', () => {
 
   it('splits notices of many workflows under PostgreSQL’s payload limit', () => {
     const events = Array.from({ length: 2000 }, (_, i) => event(7, `wf_${String(i).padStart(30, '0')}`));
-    const payloads = eventNotices([{ events }]);
+    const payloads = eventNotices([{ events }], 'in_here');
     expect(payloads.length).toBeGreaterThan(1);
     for (const payload of payloads) expect(Buffer.byteLength(payload)).toBeLessThan(8000);
-    const listed = payloads.flatMap((p) => JSON.parse(p) as Array<[string, number]>);
+    const listed = payloads.flatMap((p) => (JSON.parse(p) as { e: Array<[string, number]> }).e);
     expect(listed).toHaveLength(2000);
     expect(new Set(listed.map(([id]) => id)).size).toBe(2000);
   });
