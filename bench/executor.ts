@@ -22,6 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config.js';
 import { createDeps, type Deps } from '../src/deps.js';
 import { type WorkflowDefinition, WorkflowDefinitionSchema } from '../src/domain/definition.js';
+import { percentile } from './lib/figures.js';
 
 const STEPS = 10;
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
@@ -63,12 +64,6 @@ async function runOnce(deps: Deps): Promise<void> {
       else reject(new Error(`workflow ${id} ended ${String(event.payload.status)}: ${JSON.stringify(event.payload)}`));
     });
   });
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index] as number;
 }
 
 const round = (value: number, digits = 1): number => Math.round(value * 10 ** digits) / 10 ** digits;

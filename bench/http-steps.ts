@@ -32,6 +32,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { median, percentile, r1, r2 } from './lib/figures.js';
 import {
   ANSWER_JSON,
   BODY,
@@ -112,23 +113,6 @@ async function round(server: Server): Promise<Round> {
     clientCpu16: concurrent.clientCpuUsPerStep,
   };
 }
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
-
-const r1 = (value: number): number => Math.round(value * 10) / 10;
-const r2 = (value: number): number => Math.round(value * 100) / 100;
 
 function summary(rounds: readonly Round[], server: Server) {
   const wal16 = rounds.map((r) => r.wal16);

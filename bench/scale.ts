@@ -28,14 +28,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { type PostgresCluster, startPostgresCluster } from '../test/support/postgres-cluster.js';
+import { withClient } from '../test/support/postgres-database.js';
+import { median, r1, r2 } from './lib/figures.js';
 import {
   get,
   IN_FLIGHT,
+  postJson,
   RESPONSE_FORMAT,
   runJobs,
   type Server,
@@ -66,16 +67,6 @@ const log = (message: string): void => {
 };
 
 // ── PostgreSQL ──
-
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /** A new, empty database on the cluster; baton migrates it at boot. */
 async function createDatabase(cluster: PostgresCluster, prefix: string): Promise<{ url: string; name: string }> {
@@ -224,32 +215,6 @@ const SCALE_DEFINITION = {
 };
 const SCALE_BODY = JSON.stringify(SCALE_DEFINITION);
 
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-
-function post(url: string, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          text += chunk;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 interface Summary {
   id: string;
   status: string;
@@ -315,7 +280,7 @@ async function scaleRun(cluster: PostgresCluster, instances: number): Promise<Sc
         while (next < SCALE_WORKFLOWS) {
           const i = next++;
           const server = servers[i % servers.length] as Server;
-          const answer = await post(`${server.url}/v1/workflows`, SCALE_BODY);
+          const answer = await postJson(`${server.url}/v1/workflows`, SCALE_BODY);
           if (answer.status !== 202) throw new Error(`POST answered ${answer.status}: ${answer.body.slice(0, 500)}`);
           ids.push((JSON.parse(answer.body) as { id: string }).id);
         }
@@ -416,18 +381,6 @@ async function partB(cluster: PostgresCluster) {
 }
 
 // ── figures ──
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
-
-const r1 = (value: number): number => Math.round(value * 10) / 10;
-const r2 = (value: number): number => Math.round(value * 100) / 100;
 
 async function main(): Promise<void> {
   log('starting a throwaway PostgreSQL cluster');

@@ -349,6 +349,8 @@ function send(url: string, method: string, headers: Record<string, string>, body
 }
 
 export const get = (url: string): Promise<Answer> => send(url, 'GET', {});
+export const postJson = (url: string, body: string): Promise<Answer> =>
+  send(url, 'POST', { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }, body);
 
 /** The event types of an SSE body, and the last workflowEnd's data. */
 function parseSse(text: string): { types: string[]; end: unknown } {

@@ -35,7 +35,8 @@ export async function freshPostgresDatabase(): Promise<{ url: string; name: stri
   };
 }
 
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+/** One client on `url` for `use`, ended after it. */
+export async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
