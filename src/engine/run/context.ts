@@ -9,7 +9,7 @@ import type { RunDeadlines } from './deadline.js';
 import { RunJournal } from './journal.js';
 import { RunModelGateway } from './model-gateway.js';
 import { ReflectionLedger } from './reflection-ledger.js';
-import { ownBudgetRefusal, RequestBudget } from './request-budget.js';
+import { ownBudget, type RequestBudget } from './request-budget.js';
 import { RunPlace } from './run-place.js';
 import type { EngineServices } from './services.js';
 import { SpawnedChildren } from './spawned-children.js';
@@ -85,12 +85,7 @@ export function wireRun(
   const { lastSeq } = start;
   const journal = new RunJournal(workflow, lastSeq, services);
   const reflections = new ReflectionLedger(view, journal, () => services.clock.now(), start.reflections);
-  const budget = new RequestBudget(
-    start.requestsSent ?? 0,
-    view.limits.maxLlmCalls,
-    ownBudgetRefusal,
-    start.treeBudget,
-  );
+  const budget = ownBudget(start.requestsSent, view.limits.maxLlmCalls, start.treeBudget);
   const turns = new RunTurnLog(journal, services.store, workflow.id, lastSeq);
   const children = createChildLauncher(view, view.nodes, journal, turns, services);
   const spawned = new SpawnedChildren(children, parts.signal, services.onError);

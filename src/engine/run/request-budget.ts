@@ -67,6 +67,15 @@ export interface RequestClaim {
   giveBack(): void;
 }
 
+/**
+ * A run's own budget (its definition's maxLlmCalls, under the service's ceiling), drawing on its
+ * tree's. `requestsSent` are those its earlier executions sent: a resumed run keeps paying from the
+ * budget it had (docs/design.md#replay-after-a-crash), never from a fresh one.
+ */
+export function ownBudget(requestsSent: number | undefined, limit: number, tree?: RequestBudget): RequestBudget {
+  return new RequestBudget(requestsSent ?? 0, limit, ownBudgetRefusal, tree);
+}
+
 /** The message of a workflow's own budget refusing. */
 export const ownBudgetRefusal = (limit: number): string =>
   `the workflow has sent (or is sending) the ${limit} provider requests its limit allows (options.limits.maxLlmCalls)`;
