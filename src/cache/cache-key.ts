@@ -44,6 +44,7 @@ export function schemaHash(responseFormat?: JsonSchema): string {
   if (responseFormat === undefined) return NO_SCHEMA;
   // Every call of a prompt carries the same schema object: hash it once.
   let hash = schemaHashes.get(responseFormat);
+  // Stryker disable next-line ConditionalExpression: a memo; hashing the schema again gives the same hash
   if (hash === undefined) {
     hash = createHash('sha256').update(canonicalJson(responseFormat)).digest('hex');
     schemaHashes.set(responseFormat, hash);
@@ -80,11 +81,16 @@ export function effectiveRequest(tenant: string, provider: string, request: LlmR
   };
 }
 
-/** Tools sorted by name (docs/design.md#caching); the caller's array is left untouched. */
+/**
+ * Tools sorted by name (docs/design.md#caching); the caller's array is left untouched. A request's
+ * tool names are unique (one definition per name), so no two ever compare equal.
+ */
 function sortedByName(tools: ToolDefinition[]): ToolDefinition[] {
   for (let i = 1; i < tools.length; i++) {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: sorting tools already in order gives the same order
     if ((tools[i - 1] as ToolDefinition).name > (tools[i] as ToolDefinition).name) {
-      return tools.slice().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      // Stryker disable next-line EqualityOperator: names are unique, so `<=` and `<` never differ
+      return tools.slice().sort((a, b) => (a.name < b.name ? -1 : 1));
     }
   }
   return tools;

@@ -255,4 +255,31 @@ describe('effectiveRequest', () => {
       cacheKey('r', effectiveRequest('acme', 'sim', request)),
     );
   });
+
+  it('keeps the sim script itself in the key: another script or latency is another question', () => {
+    const key = (simulate: LlmRequest['simulate']) => {
+      const r: LlmRequest = { ...request };
+      if (simulate === undefined) delete r.simulate;
+      else r.simulate = simulate;
+      return cacheKey('r', effectiveRequest('acme', 'sim', r));
+    };
+    const keys = [
+      key(request.simulate),
+      key({ responses: [{ text: 'y' }], scriptKey: 'wf_1/nd_1' }),
+      key({ responses: [{ text: 'x' }], latencyMs: 10, scriptKey: 'wf_1/nd_1' }),
+      key(undefined),
+    ];
+    expect(new Set(keys).size).toBe(4);
+  });
+
+  it("keys the tools as sent, in any order, and leaves the caller's array as it was", () => {
+    const tool = (name: string): ToolDefinition => ({ name, description: `${name} tool`, input_schema: {} });
+    const tools = [tool('zeta'), tool('alpha'), tool('mid')];
+    const withTools = cacheKey('r', effectiveRequest('acme', 'sim', { ...request, tools }));
+    expect(tools.map((t) => t.name)).toEqual(['zeta', 'alpha', 'mid']);
+    const sorted = [tool('alpha'), tool('mid'), tool('zeta')];
+    expect(cacheKey('r', effectiveRequest('acme', 'sim', { ...request, tools: sorted }))).toBe(withTools);
+    expect(cacheKey('r', effectiveRequest('acme', 'sim', request))).not.toBe(withTools);
+    expect(cacheKey('r', effectiveRequest('acme', 'sim', { ...request, tools: [tool('alpha')] }))).not.toBe(withTools);
+  });
 });
