@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/domain/errors.js';
-import { ownBudgetRefusal, RequestBudget, treeBudgetRefusal } from '../../../src/engine/run/request-budget.js';
+import {
+  ownBudget,
+  ownBudgetRefusal,
+  RequestBudget,
+  treeBudgetRefusal,
+} from '../../../src/engine/run/request-budget.js';
 
 function refusal(take: () => unknown): unknown {
   try {
@@ -67,5 +72,43 @@ describe('RequestBudget', () => {
     tree.take();
     tree.take();
     expect(refusal(() => tree.take())).toBeInstanceOf(AppError);
+  });
+
+  it('a claim sent twice, or sent after it was given back, counts and records nothing more', async () => {
+    const recorded: number[] = [];
+    const tree = new RequestBudget(0, 3, treeBudgetRefusal, undefined, async () => {
+      recorded.push(1);
+    });
+    const sent = tree.take();
+    await sent.send();
+    await sent.send();
+    const givenBack = tree.take();
+    givenBack.giveBack();
+    await givenBack.send();
+    expect(recorded).toEqual([1]);
+    // Two of the three requests are still there to take.
+    tree.take();
+    tree.take();
+    expect(refusal(() => tree.take())).toBeInstanceOf(AppError);
+  });
+
+  it('says which budget refused, naming the limit', () => {
+    expect(ownBudgetRefusal(7)).toBe(
+      'the workflow has sent (or is sending) the 7 provider requests its limit allows (options.limits.maxLlmCalls)',
+    );
+    expect(treeBudgetRefusal(7)).toBe(
+      "the workflow tree has sent (or is sending) the 7 provider requests its root's options.limits.maxLlmCalls " +
+        'allows (one budget for the root and every child workflow under it)',
+    );
+  });
+
+  it('ownBudget starts a resumed run from what it sent, and a fresh one from 0', () => {
+    const resumed = ownBudget(2, 3);
+    resumed.take();
+    expect((refusal(() => resumed.take()) as AppError).message).toBe(ownBudgetRefusal(3));
+    const fresh = ownBudget(undefined, 2);
+    fresh.take();
+    fresh.take();
+    expect(refusal(() => fresh.take())).toBeInstanceOf(AppError);
   });
 });
