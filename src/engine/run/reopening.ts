@@ -18,6 +18,7 @@ export class Reopening {
     nodes: ReadonlyMap<string, NodeRecord>,
     history: readonly ReflectionEntry[],
   ) {
+    // Stryker disable next-line OptionalChaining: the requested node and its containers always have rows (the request was checked against them)
     for (let id: string | null = request.nodeId; id !== null; id = nodes.get(id)?.parentId ?? null) {
       this.path.add(id);
     }

@@ -70,6 +70,20 @@ describe('Reopening', () => {
     expect(fresh.take(target)).toBe(false);
     expect(new Reopening(request, records, [entry(150)]).take(target)).toBe(true);
     expect(new Reopening(request, records, [entry(200)]).take(target)).toBe(false);
+    // Another node's entry since the request is not this reflection.
+    const other = { ...entry(250), nodeId: sibling.id };
+    expect(new Reopening(request, records, [other]).take(target)).toBe(true);
+  });
+
+  it('counts a failure that ended at the very request time as final, and raises no failure it has no error of', () => {
+    const reopening = new Reopening(request, records, []);
+    expect(reopening.finalFailure({ ...sibling, endedAt: request.requestedAt })).toMatchObject({
+      code: 'VALIDATION_FAILED',
+    });
+    expect(reopening.finalFailure({ ...sibling, error: null })).toBeUndefined();
+    // Only a failure is final: a node cancelled before the request, with its error, runs again.
+    const cancelled = { code: 'CANCELLED', message: 'cancelled' };
+    expect(reopening.finalFailure({ ...sibling, status: 'cancelled', error: cancelled })).toBeUndefined();
   });
 });
 
