@@ -231,5 +231,30 @@ describe('resolutionOf and replayRevisions', () => {
       system: 'S2',
     });
     expect(replayRevisions({ data: { a: 1 }, system: 'S' }, entries, 'n3')).toEqual({ data: { a: 1 }, system: 'S' });
+    // Only retries ran with revisions: a retry that stored none, or a skip carrying some, changes nothing.
+    const unrevised = [
+      entry('n1', { decision: 'retry' }),
+      entry('n1', { decision: 'skip', revisions: { systemPrompt: 'never applied' } }),
+    ];
+    expect(replayRevisions({ data: { a: 1 }, system: 'S' }, unrevised, 'n1')).toStrictEqual({
+      data: { a: 1 },
+      system: 'S',
+    });
+  });
+
+  it('records only the revision that was applied when the advice also offered one that was not', () => {
+    const input = { data: { a: 1 }, system: 'old' };
+    const onlySystem = applyRevisions(input, { ...advice, revisedPromptData: {}, revisedSystemPrompt: 'new' });
+    expect(resolutionOf('retry', onlySystem)).toStrictEqual({
+      decision: 'retry',
+      revisedSystemPrompt: true,
+      revisions: { systemPrompt: 'new' },
+    });
+    const onlyData = applyRevisions(input, { ...advice, revisedPromptData: { b: 2 }, revisedSystemPrompt: 'old' });
+    expect(resolutionOf('retry', onlyData)).toStrictEqual({
+      decision: 'retry',
+      revisedPromptData: true,
+      revisions: { promptData: { b: 2 } },
+    });
   });
 });
