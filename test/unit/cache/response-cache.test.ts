@@ -62,6 +62,31 @@ function memoryCache(overrides: Partial<ResponseCacheOptions> = {}) {
 }
 
 describe('createResponseCache: memory tier', () => {
+  it('refuses a response without content or with an invalid cost, and takes a free one', async () => {
+    const { cache } = memoryCache();
+    const empty = { ...answer('x'), response: { ...answer('x').response, content: [] } };
+    await expect(cache.set('acme', 'a:1', empty)).rejects.toThrow(
+      'refusing to cache a response without content (key a:1)',
+    );
+    const noResponse = { ...answer('x'), response: undefined } as unknown as CachedResponse;
+    await expect(cache.set('acme', 'a:2', noResponse)).rejects.toThrow('without content (key a:2)');
+    for (const costUsd of [Number.NaN, Number.POSITIVE_INFINITY, -0.01]) {
+      await expect(cache.set('acme', 'a:3', answer('x', undefined, costUsd))).rejects.toThrow(
+        'refusing to cache a response with an invalid costUsd (key a:3)',
+      );
+    }
+    await cache.set('acme', 'a:4', answer('free', undefined, 0));
+    expect(await cache.get('acme', 'a:4')).toEqual(answer('free', undefined, 0));
+    // Stored and looked up once: the rate is of lookups, never 0/0.
+    expect(cache.stats('acme').hitRate).toBe(1);
+  });
+
+  it('reports a hit rate of 0, not NaN, for a tenant with entries but no lookups yet', async () => {
+    const { cache } = memoryCache();
+    await cache.set('acme', 'a:1', answer('one'));
+    expect(cache.stats('acme').hitRate).toBe(0);
+  });
+
   it('serves what was set, and misses what was not', async () => {
     const { cache } = memoryCache();
     await cache.set('acme', 'analyst:1', answer('one'));
