@@ -32,6 +32,7 @@ export function decideReview(verdicts: readonly ReviewerVerdict[]): ReviewTally 
   const rejections = voters.length - approvals;
   const tally = (decision: ReviewTally['decision']): ReviewTally => ({ decision, approvals, rejections });
 
+  // Stryker disable next-line ConditionalExpression: with no voters, 0 approvals × 2 <= 0 blocks as well
   if (voters.length === 0 || approvals * 2 <= voters.length) return tally('review_blocked');
   if (round.some((v) => !v.approved && v.severity === 'critical')) return tally('review_blocked');
   const approving = voters.filter((v) => v.approved);

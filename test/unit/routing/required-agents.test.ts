@@ -67,6 +67,54 @@ describe('identifyRequiredAgents (loki-mode identify_required_agents)', () => {
     expect(rolesOf(undefined, 'simple')).toEqual(['development', 'testing', 'review']);
   });
 
+  it.each<[string, string[], string]>([
+    ['test tests testing', ['testing'], 'only tests are written'],
+    ['doc docs documentation typo', ['development'], 'an edit with no behaviour to test'],
+    [
+      'bug fix feature refactor frontend backend infrastructure migration',
+      ['development', 'testing'],
+      'code changes, and is tested',
+    ],
+    [
+      'architecture design plan planning',
+      ['planning', 'development', 'testing'],
+      'a design is planned before it is built and tested',
+    ],
+    ['security audit', ['review'], 'reviewed whatever the complexity'],
+    ['review', ['review'], 'the work is a review'],
+  ])('every word of "%s" in a task type picks its row, with its reason', (words, roles, why) => {
+    for (const word of words.split(' ')) {
+      const type = `some_${word}-work`;
+      const required = identifyRequiredAgents({ type }, 'trivial', []).roles;
+      expect(
+        required.map((r) => r.role),
+        word,
+      ).toEqual(roles);
+      expect(new Set(required.map((r) => r.reason)), word).toEqual(new Set([`type ${type}: ${why}`]));
+    }
+  });
+
+  it.each<[string, string]>([
+    ['tests_only', 'only tests are written'],
+    ['documentation', 'an edit with no behaviour to test'],
+    ['typo_fix', 'an edit with no behaviour to test'],
+    ...['bug_fix', 'feature', 'refactor', 'frontend', 'backend', 'full_stack', 'infrastructure'].map(
+      (signal): [string, string] => [signal, 'code changes, and is tested'],
+    ),
+    ['architecture', 'a design is planned before it is built and tested'],
+  ])("the signal %s gives its row's reason", (signal, why) => {
+    const required = identifyRequiredAgents({ type: 'change', signals: [signal] as Task['signals'] }, 'trivial', []);
+    expect(new Set(required.roles.map((r) => r.reason))).toEqual(new Set([`${signal}: ${why}`]));
+  });
+
+  it('a review from a signal alone still leaves the work to the type', () => {
+    expect(rolesOf({ type: 'bug_fix', signals: ['security'] }, 'trivial')).toEqual([
+      'development',
+      'testing',
+      'review',
+    ]);
+  });
+
   it('takes the roles a definition names instead, each once, in role order', () => {
     const named = [
       { role: 'review', reason: 'prompt r runs agent rev (review)' },

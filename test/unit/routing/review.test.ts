@@ -42,6 +42,12 @@ describe('decideReview', () => {
 
   it('an approval rated major or critical blocks (approved with a blocking concern: the conservative reading)', () => {
     expect(decideReview([v(true, 'major'), v(true), v(true)]).decision).toBe('review_blocked');
+    expect(decideReview([v(true, 'critical'), v(true), v(true)]).decision).toBe('review_blocked');
+  });
+
+  it('a tie is no strict majority; an approval rated minor without listed concerns is still minor', () => {
+    expect(decideReview([v(true), v(true), v(false, 'minor'), v(false, 'minor')]).decision).toBe('review_blocked');
+    expect(decideReview([v(true, 'minor', { concerns: [] }), v(true)]).decision).toBe('review_concerns_minor');
   });
 
   it("the devil's advocate's vote is not counted: 2 of 3 approving stays a majority against its rejection", () => {
