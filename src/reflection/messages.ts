@@ -109,6 +109,7 @@ const FENCED = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/i;
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
+    // Stryker disable next-line BlockStatement: an empty catch falls through to the same undefined
   } catch {
     return undefined;
   }
@@ -122,12 +123,14 @@ function parseJson(text: string): unknown {
  */
 export function parseReflectionAdvice(text: string): ReflectionAdvice | undefined {
   const fenced = FENCED.exec(text);
+  // Stryker disable next-line MethodExpression: JSON.parse ignores the whitespace trim() removes
   let value = parseJson(fenced?.[1] ?? text.trim());
   if (value === undefined && fenced === null) {
     const start = text.indexOf('{');
     const end = text.lastIndexOf('}');
     if (start !== -1 && end > start) value = parseJson(text.slice(start, end + 1));
   }
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: spread, null, a number or an array fails the schema below as well
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const candidate: Record<string, unknown> = { ...value };
   if (candidate.revisedPromptData === null) delete candidate.revisedPromptData;

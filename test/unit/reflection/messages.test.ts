@@ -69,6 +69,38 @@ describe('reflectionRequestMessage', () => {
 
   it('leaves the system section out when there is no system prompt', () => {
     expect(reflectionRequestMessage(base)).not.toContain('<system_prompt>');
+    expect(reflectionRequestMessage({ ...base, system: '' })).not.toContain('<system_prompt>');
+  });
+
+  it('separates its sections by a blank line and opens the contract with its heading', () => {
+    const sections = reflectionRequestMessage(base).split('\n\n');
+    expect(sections.map((section) => section.split('\n')[0])).toEqual([
+      'The step "find-bugs" failed on attempt 1 of 3. Reflect on why, and decide whether another attempt can succeed.',
+      '<error>',
+      '<user_message>',
+      '<code>',
+      'Answer with a JSON object with these fields:',
+    ]);
+  });
+
+  it('asked for by hand: says a person asked, and passes the note on when there is one', () => {
+    const asked = reflectionRequestMessage({ ...base, requested: { note: 'use the newer API' } });
+    expect(asked).toContain(
+      'The step "find-bugs" failed on attempt 1. A person asked for a reflection and one more attempt: reflect on why it failed, and revise what the next attempt is given so it can succeed.',
+    );
+    expect(asked).not.toContain('of 3');
+    expect(asked).toContain('<person_note>\nuse the newer API\n</person_note>');
+    expect(reflectionRequestMessage({ ...base, requested: { note: null } })).not.toContain('<person_note>');
+  });
+
+  it('clips an error message only past 4000 characters', () => {
+    const exact = reflectionRequestMessage({
+      ...base,
+      error: { code: 'VALIDATION_FAILED', message: 'y'.repeat(4000) },
+    });
+    expect(exact).not.toContain('(truncated)');
+    const over = reflectionRequestMessage({ ...base, error: { code: 'VALIDATION_FAILED', message: 'y'.repeat(4001) } });
+    expect(over).toContain(`${'y'.repeat(4000)}… (truncated)`);
   });
 });
 
@@ -95,6 +127,11 @@ describe('reflectionResponseFormat', () => {
 });
 
 describe('parseReflectionAdvice', () => {
+  it('reads an object after prose from its first brace, and refuses a fence that holds no valid JSON', () => {
+    expect(parseReflectionAdvice('x{"shouldRetry": true, "reason": "r"}')).toEqual({ shouldRetry: true, reason: 'r' });
+    expect(parseReflectionAdvice('```json\n{"shouldRetry": true, "reason": "r"} and more\n```')).toBeUndefined();
+  });
+
   const full = {
     shouldRetry: true,
     reason: 'the schema needs severity',
