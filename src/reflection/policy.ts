@@ -45,12 +45,14 @@ function codeOf(error: unknown): string | undefined {
  */
 export function isReflectable(error: unknown): boolean {
   const code = codeOf(error);
+  // Stryker disable next-line ConditionalExpression: meaningOf reads a missing code as INTERNAL, which is not reflectable
   return code !== undefined && meaningOf(code).reflectable;
 }
 
 /** Whether a prompt may be re-asked in the same conversation: bad JSON or a schema miss only. */
 export function isPromptReflectable(error: unknown): boolean {
   const code = codeOf(error);
+  // Stryker disable next-line ConditionalExpression: meaningOf reads a missing code as INTERNAL, which is never re-asked
   return code !== undefined && meaningOf(code).reAsk === true;
 }
 

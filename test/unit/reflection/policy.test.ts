@@ -63,6 +63,8 @@ describe('isReflectable', () => {
     expect(isReflectable({ code: 'LLM_QUOTA', message: 'x' })).toBe(false);
     expect(isReflectable({ code: 'SOMETHING_NEW', message: 'x' })).toBe(false);
     expect(isReflectable({ code: 'toString', message: 'x' })).toBe(false);
+    // Only a string is a code: an array holding one is not read as that code.
+    expect(isReflectable({ code: ['VALIDATION_FAILED'], message: 'x' })).toBe(false);
   });
 
   it('does not reflect on bugs and foreign values', () => {
