@@ -110,9 +110,11 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     // Read the clock on every check instead of caching it for 1 ms behind a timer.
     ttlResolution: 0,
     // lru-cache treats a start time of 0 as "no TTL", so the clock is shifted off zero.
+    // Stryker disable next-line ArithmeticOperator: lru-cache reads only differences of perf.now(), and an epoch clock is never near 0
     perf: { now: () => clock.now() + 1 },
     // Per-tenant size accounting: every insertion and every removal (evict, expire, delete, replace).
     onInsert: (entry, _key, reason) => {
+      // Stryker disable next-line ConditionalExpression,StringLiteral: set() always stores a new entry object, so lru-cache reports a replace (after a dispose), never an update
       if (reason === 'update') return;
       const c = countersOf(entry.tenantId);
       c.size += 1;
@@ -272,7 +274,9 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       for (const [mk, entry] of memory.entries()) {
         if (mk.startsWith(start)) byKey.set(entry.key, toInfo(entry, now + memory.getRemainingTTL(mk)));
       }
-      return [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).slice(0, limit);
+      // Keys are unique (a Map by key), so no two compare equal.
+      // Stryker disable next-line EqualityOperator: with unique keys `<=` and `<` never differ
+      return [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : 1)).slice(0, limit);
     },
 
     stats(tenantId) {

@@ -81,6 +81,14 @@ describe('createResponseCache: memory tier', () => {
     expect(cache.stats('acme').hitRate).toBe(1);
   });
 
+  it('says when an entry expires, in peek and in list alike', async () => {
+    const { clock, cache } = memoryCache();
+    await cache.set('acme', 'a:1', answer('one'));
+    clock.advance(1_000);
+    expect((await cache.peek('acme', 'a:1'))?.expiresAt).toBe(START + TTL);
+    expect((await cache.list('acme', 'a:', 10)).map((e) => e.expiresAt)).toEqual([START + TTL]);
+  });
+
   it('reports a hit rate of 0, not NaN, for a tenant with entries but no lookups yet', async () => {
     const { cache } = memoryCache();
     await cache.set('acme', 'a:1', answer('one'));
