@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFailed } from 'vitest';
 import { seededRandom } from '../../src/metrics/selection.js';
-import type { RecordedRequest } from '../support/fake-anthropic.js';
+import type { FakeReply, RecordedRequest } from '../support/fake-anthropic.js';
 import { fakeAnthropicSuite } from '../support/fake-anthropic-suite.js';
 import {
   accountCalls,
@@ -43,6 +43,11 @@ import { auditStore, type NodeRow, type StoreAudit, type WorkflowRow } from '../
  * repeated for a node completed before a kill and at most one more per kill for a node in flight
  * (test/support/process-calls.ts explains the keying).
  *
+ * A kill is armed once a call is in flight: from then on the fake answers none of that life's
+ * calls, so a call it holds unanswered when the SIGKILL is sent is one the kill cut off. At least
+ * one kill must cut a call off, and the call accounting must count every call cut off as in flight
+ * at its kill: a run whose kills all landed between calls fails instead of passing on nothing.
+ *
  * Replay a run with CRASH_SEED=<the seed in the figures line>.
  */
 
@@ -71,8 +76,11 @@ const oddities: string[] = [];
 
 /** The server life sending requests now (1-based): the fake tags every request with it. */
 let life = 0;
-const calls: Array<LoggedCall & { user: string; dueAt: number }> = [];
+/** `answered`: the fake has sent its reply (an answer or a fault); until then the call is in flight. */
+const calls: Array<LoggedCall & { user: string; answered: boolean }> = [];
 const askedInLife = new Map<string, number>();
+/** The last life whose kill is armed: the fake answers none of its calls any more. */
+let killArmed = 0;
 
 function reply(request: RecordedRequest) {
   let identity: string;
@@ -89,9 +97,17 @@ function reply(request: RecordedRequest) {
   const nth = (askedInLife.get(asked) ?? 0) + 1;
   askedInLife.set(asked, nth);
   const { outcome, delayMs } = faultFor(SEED, `${asked}|${nth}`);
-  calls.push({ life, identity, turns, outcome, user, dueAt: Date.now() + delayMs });
-  if (outcome !== 'ok') return faultReply(outcome, delayMs);
-  return { body: answerFor(identity, turns, life), delayMs };
+  const call = { life, identity, turns, outcome, user, answered: false };
+  calls.push(call);
+  const answer: FakeReply = outcome === 'ok' ? { body: answerFor(identity, turns, life) } : faultReply(outcome, 0);
+  return new Promise<FakeReply>((resolve) => {
+    setTimeout(() => {
+      // Held once the kill of its life is armed: the SIGKILL finds it in flight, and it is never sent.
+      if (killArmed >= call.life) return;
+      call.answered = true;
+      resolve({ ...answer, delayMs: 0 });
+    }, delayMs);
+  });
 }
 
 /** A failed run leaves its database behind (the path is printed with the seed) to be looked at. */
@@ -194,7 +210,8 @@ function expectRequestsAsPlanned(children: readonly WorkflowRow[]): void {
   }
 }
 
-const callsInFlight = () => calls.filter((c) => c.life === life && c.dueAt > Date.now()).length;
+/** This life's calls the fake has not answered yet. */
+const callsInFlight = () => calls.filter((c) => c.life === life && !c.answered).length;
 const accepted = () => submissions.filter((s): s is Submission & { id: string } => s.id !== undefined);
 
 describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
@@ -221,7 +238,10 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
     const kills: KillState[] = [];
     const attemptsAtKill = new Map<string, { kill: number; attempts: number; output: unknown }>();
     let acceptedRightBeforeKill = 0;
+    /** Kills sent while the fake held at least one of the dying life's calls unanswered. */
     let killsWithCallInFlight = 0;
+    /** Calls the fake held unanswered when a kill was sent, over all kills. */
+    let callsCutOffByKills = 0;
 
     for (let cycle = 1; cycle <= CYCLES; cycle++) {
       life = cycle;
@@ -244,10 +264,9 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
       }
 
       await sleep(Math.max(0, listening + killAfter - Date.now()));
-      const callPending = await waitFor('a provider call in flight', () => callsInFlight() > 0, 3_000, 5).catch(
-        () => false,
-      );
-      if (callPending) killsWithCallInFlight++;
+      await waitFor('a provider call in flight', () => callsInFlight() > 0, 3_000, 5).catch(() => false);
+      // From here the fake answers nothing of this life: a call in flight now is in flight at the kill.
+      killArmed = cycle;
       if (beforeKill) {
         await submit(server, beforeKill);
         expect(beforeKill.id, `${beforeKill.plan.tag}, submitted right before kill ${cycle}`).toBeDefined();
@@ -257,6 +276,9 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
         inFlight.push(submit(server, racingKill));
         await sleep(between(0, 3));
       }
+      const cutOff = callsInFlight();
+      callsCutOffByKills += cutOff;
+      if (cutOff > 0) killsWithCallInFlight++;
       server.kill('SIGKILL');
       const exit = await server.exited;
       expect(exit.signal).toBe('SIGKILL');
@@ -346,12 +368,13 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
 
     // The request log: no durable call — of a completed node, or a committed
     // turn — is sent again, a call in flight at a kill at most once more: ≤ 1 repeated request per
-    // call in flight at a kill. The kills did land with calls in flight.
+    // call in flight at a kill. The kills did land with calls in flight, and the accounting
+    // counts every call the fake never answered as in flight at its kill.
     const account = accountCalls(calls, kills);
     expect(account.repeated).toEqual([]);
     expect(account.inFlightRecalls).toBeLessThanOrEqual(account.callsInFlightAtKills);
-    expect(killsWithCallInFlight).toBeGreaterThan(0);
-    expect(account.callsInFlightAtKills).toBeGreaterThan(0);
+    expect(killsWithCallInFlight, 'kills sent while the fake held a call unanswered').toBeGreaterThan(0);
+    expect(account.callsInFlightAtKills).toBeGreaterThanOrEqual(callsCutOffByKills);
     for (const server of servers) expect(errorRecords(server)).toEqual([]);
 
     // A completed spawning workflow has its one child; no child comes from anywhere else.
@@ -367,6 +390,7 @@ describe('crash cycles (SIGKILL at random moments, restart, repeat)', () => {
       cycles: CYCLES,
       kills: CYCLES,
       killsWithCallInFlight,
+      callsCutOffByKills,
       workflowsAccepted: accepted().length,
       completed: roots.filter((w) => w.status === 'completed').length,
       failed: roots.filter((w) => w.status === 'failed').length,
