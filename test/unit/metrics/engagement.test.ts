@@ -104,4 +104,14 @@ describe('memory_retrieval_relevant', () => {
     expect([...contentWords('The THE and Of river, Rivers')]).toEqual(['river', 'rivers']);
     expect(retrievalRelevant(['the and of with from'], 'the and of with from')).toBe(false);
   });
+
+  it('a content word is a letter or digit run of two or more; every part of the stop list counts', () => {
+    expect([...contentWords('x 7 42 Ünïcode café-au-lait')]).toEqual(['42', 'ünïcode', 'café', 'au', 'lait']);
+    // One stop word from each line of the list, then a repeated word counted once.
+    const stopped = 'about during himself ourselves themselves whom might Danube danube';
+    expect([...contentWords(stopped)]).toEqual(['danube']);
+    // Shared words are distinct: one word repeated three times is one.
+    expect(retrievalRelevant(['danube danube danube'], 'danube danube danube')).toBe(false);
+    expect(retrievalRelevant(['danube vienna budapest'], 'budapest vienna danube')).toBe(true);
+  });
 });
