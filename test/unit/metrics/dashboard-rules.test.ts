@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { DashboardSums, ToolAgentSums } from '../../../src/domain/usage-analytics.js';
+import type { DashboardSums, ModelSums, ToolAgentSums } from '../../../src/domain/usage-analytics.js';
 import { buildDashboard, previousLabel, trendDisplay } from '../../../src/metrics/dashboard.js';
-import { percentile, toolReport } from '../../../src/metrics/tool-insights.js';
+import { modelReport, percentile, toolReport } from '../../../src/metrics/tool-insights.js';
 
 /** The named rules of the dashboard and the tool insights, at and around their thresholds. */
 
@@ -180,5 +180,74 @@ describe('tool insights', () => {
         0.5,
       ),
     ).toBe(3);
+  });
+});
+
+describe('model analytics', () => {
+  const sums = (model: string, simulated: boolean, extra: Partial<ModelSums> = {}): ModelSums => ({
+    model,
+    simulated,
+    calls: 4,
+    tokensIn: 100,
+    tokensOut: 50,
+    costUsd: 0.123456789,
+    tasks: 4,
+    successfulTasks: 3,
+    aggregateReward: { sum: 2, count: 3 },
+    endedCalls: 4,
+    failedCalls: 1,
+    durations: [
+      { ms: 10, calls: 2 },
+      { ms: 30, calls: 1 },
+      { ms: 90, calls: 1 },
+    ],
+    ...extra,
+  });
+
+  it('keeps real and simulated money apart, per model and in the totals', () => {
+    const report = modelReport([sums('claude-haiku', false), sums('sim/haiku', true, { costUsd: 0.5 })]);
+    expect(report.models[0]).toStrictEqual({
+      model: 'claude-haiku',
+      simulated: false,
+      calls: 4,
+      tokens_in: 100,
+      tokens_out: 50,
+      cost_usd: 0.12345679,
+      simulated_cost_usd: 0,
+      latency_ms: { p50: 10, p95: 90 },
+      call_success_rate: 0.75,
+      tasks: 4,
+      success_rate: 0.75,
+      mean_aggregate_reward: 0.6667,
+      cost_per_successful_task_usd: 0.04115226,
+      simulated_cost_per_successful_task_usd: null,
+    });
+    expect(report.models[1]).toMatchObject({
+      cost_usd: 0,
+      simulated_cost_usd: 0.5,
+      cost_per_successful_task_usd: null,
+      simulated_cost_per_successful_task_usd: 0.16666667,
+    });
+    expect(report.totals).toStrictEqual({ cost_usd: 0.12345679, simulated_cost_usd: 0.5 });
+  });
+
+  it('a figure with nothing to divide by is null, not 0', () => {
+    const [idle] = modelReport([
+      sums('claude-haiku', false, {
+        successfulTasks: 0,
+        endedCalls: 0,
+        failedCalls: 0,
+        aggregateReward: { sum: 0, count: 0 },
+        durations: [],
+      }),
+    ]).models;
+    expect(idle).toMatchObject({
+      success_rate: 0,
+      call_success_rate: null,
+      mean_aggregate_reward: null,
+      cost_per_successful_task_usd: null,
+      latency_ms: { p50: null, p95: null },
+    });
+    expect(modelReport([]).totals).toStrictEqual({ cost_usd: 0, simulated_cost_usd: 0 });
   });
 });

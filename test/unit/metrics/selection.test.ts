@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { sampleBeta, scoreCandidates, seededRandom, strategyReport } from '../../../src/metrics/selection.js';
+import {
+  sampleBeta,
+  savingsReport,
+  scoreCandidates,
+  seededRandom,
+  selectionSavingsTotal,
+  strategyReport,
+} from '../../../src/metrics/selection.js';
 
 /** A strategy's report row with no selecting run in the window. */
 const noRuns = (strategy: string) => ({
@@ -74,5 +81,31 @@ describe('selection policy', () => {
       },
       noRuns('cost_aware'),
     ]);
+  });
+
+  it('savings per task type and strategy, and every strategy’s summed, to the millionth of a dollar', () => {
+    expect(
+      savingsReport([
+        { taskType: 'bugfix', strategy: 'cost_aware', runs: 5, counted: 4, savedUsd: 0.1234564, savedSimulatedUsd: 2 },
+      ]),
+    ).toStrictEqual([
+      { task_type: 'bugfix', strategy: 'cost_aware', runs: 5, counted: 4, saved_usd: 0.123456, simulated_saved_usd: 2 },
+    ]);
+    const row = (savedUsd: number, savedSimulatedUsd: number) => ({
+      strategy: 'cost_aware' as const,
+      runs: 1,
+      rewarded: 0,
+      rewardSum: 0,
+      successes: 0,
+      costUsd: 0,
+      simulatedCostUsd: 0,
+      savedUsd,
+      savedSimulatedUsd,
+    });
+    expect(selectionSavingsTotal([row(0.1000004, 1), row(0.2, 0.5)])).toStrictEqual({
+      saved_usd: 0.3,
+      simulated_saved_usd: 1.5,
+    });
+    expect(selectionSavingsTotal([])).toStrictEqual({ saved_usd: 0, simulated_saved_usd: 0 });
   });
 });
