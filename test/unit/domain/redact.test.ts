@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSecretKey, REDACTED, redactSecrets, redactValue } from '../../../src/domain/redact.js';
+import { isSecretKey, REDACTED, redactSecrets, redactUrl, redactValue } from '../../../src/domain/redact.js';
 
 const ANTHROPIC_KEY = 'sk-ant-api03-AbCdEf0123456789_xyz-QRSTuvw';
 const OPENAI_KEY = 'sk-proj-0123456789abcdefABCDEF';
@@ -164,5 +164,21 @@ describe('redactValue', () => {
     let deep: Record<string, unknown> = { leaf: 'x' };
     for (let i = 0; i < 10_000; i += 1) deep = { child: deep };
     expect(() => JSON.stringify(redactValue(deep))).not.toThrow();
+  });
+});
+
+describe('redactUrl', () => {
+  it('shows a secret hidden by percent-encoding or + decoded and redacted', () => {
+    expect(redactUrl('/v1/x?q=password%3A%20hunter2')).toBe(`/v1/x?q=password: ${REDACTED}`);
+    expect(redactUrl('/v1/x?q=password:+hunter2')).toBe(`/v1/x?q=password: ${REDACTED}`);
+    expect(redactUrl('/v1/x?q=a%2Bb&token=abc123')).toBe(`/v1/x?q=a+b&token=${REDACTED}`);
+  });
+
+  it('leaves a URL as it came when decoding shows no secret, or cannot decode', () => {
+    expect(redactUrl('/v1/x?q=hello%20world')).toBe('/v1/x?q=hello%20world');
+    expect(redactUrl('/v1/x?a+b')).toBe('/v1/x?a+b');
+    // Malformed escapes hide nothing; a plain secret is the log line's redaction's to catch.
+    expect(redactUrl('/v1/x?q=%E0%A4%A&password=hunter2')).toBe('/v1/x?q=%E0%A4%A&password=hunter2');
+    expect(redactUrl('/v1/x?token=abc123')).toBe('/v1/x?token=abc123');
   });
 });
