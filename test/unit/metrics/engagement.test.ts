@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EngagementSums } from '../../../src/domain/tool-analytics.js';
-import { autoGuard, engagementReport } from '../../../src/metrics/engagement.js';
+import { autoGuard, engagementReport, underEngagedTools } from '../../../src/metrics/engagement.js';
 import { contentWords, retrievalRelevant } from '../../../src/metrics/retrieval-relevance.js';
 
 const sums = (
@@ -88,6 +88,17 @@ describe('auto guard', () => {
     expect(autoGuard(guarded, 'sim/qwen')?.minCalls).toBe(2);
     expect(autoGuard(pilot, 'sim/new')).toBeNull();
     expect(autoGuard([sums('a', 3, 6), sums('b', 3, 5)], 'b')).toBeNull();
+  });
+});
+
+describe('the tools the description audit rates by behaviour', () => {
+  it('retrieve, once some model retrieves more than 30% less than the most engaged', () => {
+    // 1.33 against 2.33 per task: −43%.
+    expect([...underEngagedTools([sums('sim/opus', 3, 7), sums('sim/qwen', 3, 4)])]).toEqual(['retrieve']);
+    // 3 against 4 per run: −25% is not worse than −30%.
+    expect([...underEngagedTools([sums('a', 2, 8), sums('b', 2, 6)])]).toEqual([]);
+    expect([...underEngagedTools([sums('a', 3, 3)])]).toEqual([]);
+    expect([...underEngagedTools([])]).toEqual([]);
   });
 });
 
