@@ -106,6 +106,161 @@ describe('dashboard rules', () => {
   });
 });
 
+describe('the whole dashboard of a window against the one before', () => {
+  it('summary, pillars, trends, cost, cache and the four axes', () => {
+    const current = sums({
+      recoveryRate: sc(3, 4),
+      qualityGates: sc(1, 2),
+      rewards: { count: 10, outcome: 5, preference: sc(1.5, 2) },
+      costUsd: 0.123456789,
+      cache: { hits: 10, tokensSaved: 100, costSavedUsd: 0.000000014, simulatedCostSavedUsd: 0.5 },
+    });
+    const previous = sums({ tasks: 8, successes: 4, efficiencyScore: 4, agentsSpawned: 24, recoveryRate: sc(1, 2) });
+    const cost = { real_usd: 0.12345679, simulated_usd: 0.25 };
+    expect(buildDashboard(current, previous, 14)).toStrictEqual({
+      period: 'rolling_14_days',
+      summary: {
+        tasks_completed: 10,
+        success_rate: 0.9,
+        avg_efficiency_score: 0.8,
+        avg_outcome_reward: 0.5,
+        avg_preference_reward: 0.75,
+        avg_recovery_rate: 0.75,
+        avg_goal_adherence: 0.9,
+        avg_agents_per_task: 2,
+      },
+      previous_summary: {
+        tasks_completed: 8,
+        success_rate: 0.5,
+        avg_efficiency_score: 0.5,
+        avg_outcome_reward: 0.5,
+        avg_preference_reward: null,
+        avg_recovery_rate: 0.5,
+        avg_goal_adherence: 0.9,
+        avg_agents_per_task: 3,
+      },
+      quality_pillars: {
+        tool_selection_accuracy: 1,
+        tool_reliability_rate: 0.9,
+        memory_retrieval_relevance: 0.8,
+        policy_adherence: 0.95,
+      },
+      trends: {
+        efficiency: '+60% vs previous 2 weeks',
+        success_rate: '+80% vs previous 2 weeks',
+        avg_agents_per_task: '-1.0 (improving)',
+        recovery_rate: '+50% vs previous 2 weeks',
+      },
+      trend_figures: {
+        efficiency: { current: 0.8, previous: 0.5, change: 0.6, kind: 'relative' },
+        success_rate: { current: 0.9, previous: 0.5, change: 0.8, kind: 'relative' },
+        avg_agents_per_task: { current: 2, previous: 3, change: -1, kind: 'absolute' },
+        recovery_rate: { current: 0.75, previous: 0.5, change: 0.5, kind: 'relative' },
+      },
+      top_performing_patterns: [],
+      // Reliability at 0.90 and policy adherence at 0.95 meet their targets.
+      areas_for_improvement: ['Memory retrieval relevance below 0.85 target (0.80)'],
+      cost,
+      previous_cost: { real_usd: 0.5, simulated_usd: 0.25 },
+      cache: {
+        hits: 10,
+        hit_rate: 0.25,
+        tokens_saved: 100,
+        cost_saved_usd: 0.00000001,
+        simulated_cost_saved_usd: 0.5,
+      },
+      evaluation_axes: {
+        technical: {
+          label: 'Technical',
+          figures: { success_rate: 0.9, efficiency_score: 0.8, recovery_rate: 0.75 },
+          covered: 3,
+          total: 3,
+          coverage: '3/3',
+        },
+        human_centered: {
+          label: 'Human-centered',
+          figures: { preference_reward: 0.75, goal_adherence: 0.9 },
+          covered: 2,
+          total: 2,
+          coverage: '2/2',
+        },
+        safety: {
+          label: 'Safety',
+          figures: { policy_adherence: 0.95, quality_gates_passed: 0.5 },
+          covered: 2,
+          total: 2,
+          coverage: '2/2',
+        },
+        economic: {
+          label: 'Economic',
+          figures: { model_usage: 30, agents_spawned: 2, wall_time: 10, cost },
+          covered: 4,
+          total: 4,
+          coverage: '4/4',
+        },
+      },
+    });
+  });
+
+  it('a window without tasks: no figures, no cost, no trend; a previous 0 gives no relative change', () => {
+    const empty = sums({
+      tasks: 0,
+      successes: 0,
+      efficiencyScore: 0,
+      agentsSpawned: 0,
+      totalAgentCalls: 0,
+      wallTimeSeconds: 0,
+      goalAdherence: sc(0, 0),
+      toolSelection: sc(0, 0),
+      toolCalls: sc(0, 0),
+      retrievalRelevance: sc(0, 0),
+      guardrails: sc(0, 0),
+      rewards: { count: 0, outcome: 0, preference: sc(0, 0) },
+      cache: { hits: 0, tokensSaved: 0, costSavedUsd: 0, simulatedCostSavedUsd: 0 },
+    });
+    const d = buildDashboard(empty, sums({ efficiencyScore: 0 }), 21);
+    expect(d.evaluation_axes.economic).toStrictEqual({
+      label: 'Economic',
+      figures: { model_usage: null, agents_spawned: null, wall_time: null, cost: null },
+      covered: 0,
+      total: 4,
+      coverage: '0/4',
+    });
+    expect(d.cache.hit_rate).toBeNull();
+    expect(d.trends.efficiency).toBe('no data in this window');
+    const zeroBefore = buildDashboard(sums(), sums({ efficiencyScore: 0, recoveryRate: sc(1, 2) }), 21);
+    expect(zeroBefore.trend_figures.efficiency.change).toBeNull();
+    expect(zeroBefore.trends.efficiency).toBe('n/a (no data in the previous 3 weeks)');
+    expect(zeroBefore.trends.success_rate).toBe('0% vs previous 3 weeks');
+    expect(zeroBefore.trends.avg_agents_per_task).toBe('0.0 (unchanged)');
+  });
+
+  it('a task type needs 5 tasks and a known complexity; targets met exactly are no area', () => {
+    const group = (taskType: string, complexity: string, tasks: number, successes: number, efficiency: number) => ({
+      taskType,
+      complexity,
+      tasks,
+      successes,
+      efficiencyScore: efficiency,
+      wallTimeSeconds: 1_000_000,
+    });
+    const d = buildDashboard(
+      sums({
+        toolCalls: sc(10, 10),
+        retrievalRelevance: sc(10, 10),
+        recoveryRate: sc(1, 1),
+        qualityGates: sc(1, 1),
+        rewards: { count: 10, outcome: 5, preference: sc(1, 1) },
+        byTaskComplexity: [group('odd', 'unheard-of', 5, 4, 3), group('few', 'complex', 4, 0, 0)],
+      }),
+      sums(),
+      7,
+    );
+    // odd: 0.80 success and 0.60 efficiency meet the targets; few: under 5 tasks, however slow.
+    expect(d.areas_for_improvement).toEqual([]);
+  });
+});
+
 describe('tool insights', () => {
   const row = (tool: string, agent: string, calls: number, successes: number, extra: Partial<ToolAgentSums> = {}) => ({
     tool,
