@@ -311,6 +311,41 @@ describe('tool insights', () => {
     ]);
   });
 
+  it('reports a tool whole: its agents, its three most frequent next tools, and no efficiency without records', () => {
+    const report = toolReport({
+      byToolAgent: [
+        row('grep', 'a', 6, 6, { latencyMs: 600, useful: 3 }),
+        row('grep', 'b', 4, 2, { latencyMs: 400, useful: 2 }),
+        row('solo', 'x', 5, 5),
+      ],
+      pairs: [
+        { tool: 'grep', next: 'read', count: 3 },
+        { tool: 'grep', next: 'zeta', count: 2 },
+        { tool: 'grep', next: 'apply', count: 3 },
+        { tool: 'grep', next: 'alpha', count: 5 },
+        { tool: 'grep', next: 'once', count: 1 },
+        { tool: 'solo', next: 'grep', count: 2 },
+      ],
+      efficiency: [{ tool: 'grep', workflows: 0, efficiencyScore: 0 }],
+    });
+    expect(report.by_tool.grep).toStrictEqual({
+      calls: 10,
+      success_rate: 0.8,
+      avg_efficiency: null,
+      avg_latency_ms: 100,
+      avg_result_quality: 0.5,
+      common_patterns: ['grep → alpha', 'grep → apply', 'grep → read'],
+      by_agent: { a: { calls: 6, success: 1 }, b: { calls: 4, success: 0.5 } },
+    });
+    expect(report.by_tool.solo?.common_patterns).toEqual(['solo → grep']);
+    // 0.80 success is not low, so quality is judged; b has too few calls to be judged; a lone agent
+    // at 100% is no advice.
+    expect(report.insights).toEqual([
+      'grep succeeds but only 50% of its results feed a completed node - review what it returns',
+      'a agent 100% success with grep - use more for grep calls',
+    ]);
+  });
+
   it('percentiles by nearest rank', () => {
     expect(percentile([], 0.5)).toBeNull();
     const each = (...ms: number[]) => ms.map((value) => ({ ms: value, calls: 1 }));
