@@ -32,6 +32,20 @@ describe('Beta CDF', () => {
     expect(betaCdf(0.37, 7.5, 2.25)).toBeCloseTo(1 - betaCdf(0.63, 2.25, 7.5), 12);
     expect([betaCdf(-1, 2, 2), betaCdf(0, 2, 2), betaCdf(1, 2, 2), betaCdf(2, 2, 2)]).toEqual([0, 0, 1, 1]);
   });
+
+  it('matches reference values (scipy.special.betainc) on both sides of the mean, for small and large shapes', () => {
+    expect(betaCdf(0.37, 7.5, 2.25)).toBeCloseTo(0.004597006614199539, 12);
+    expect(betaCdf(0.97, 30, 2)).toBeCloseTo(0.7619134302319994, 12);
+    expect(betaCdf(0.9, 2, 3)).toBeCloseTo(0.9963, 12);
+    // Many terms of the continued fraction, far into a tail.
+    expect(betaCdf(0.4, 200, 300)).toBeCloseTo(0.5024286163199315, 10);
+    expect(betaCdf(0.3, 200, 300) / 1.049698524329301e-6).toBeCloseTo(1, 9);
+    // Shapes below 1/2 take ln Γ through its reflection formula.
+    expect(betaCdf(0.2, 0.3, 1)).toBeCloseTo(0.2 ** 0.3, 12);
+    expect(betaCdf(0.9, 1, 0.4)).toBeCloseTo(1 - 0.1 ** 0.4, 12);
+    expect(betaCdf(0.5, 0.25, 0.25)).toBeCloseTo(0.5, 12);
+    expect(betaCdf(0.25, 0.5, 0.5)).toBeCloseTo(1 / 3, 12);
+  });
 });
 
 describe('cost_aware', () => {
