@@ -78,6 +78,7 @@ export function decideCostAware(
     const beta = 1 + runs - successes;
     return { input, runs, successes, alpha, beta, draw: sampleBeta(alpha, beta, random) };
   });
+  // Stryker disable next-line EqualityOperator: two draws from continuous Beta distributions do not tie
   const leader = drawn.reduce((best, c) => (c.draw > best.draw ? c : best));
   const candidates = drawn.map(({ input, runs, successes, alpha, beta, draw }): CostAwareCandidate => {
     const belowLeader = input === leader.input ? null : betaCdf(leader.draw - settings.tolerance, alpha, beta);
@@ -96,6 +97,7 @@ export function decideCostAware(
   });
 
   const warming = inputs
+    // Stryker disable next-line OptionalChaining: drawn has one entry per input
     .map((input, i) => ({ input, i, runs: drawn[i]?.runs ?? 0 }))
     .filter((c) => c.runs < COST_AWARE_MIN_RUNS);
   if (warming.length > 0) {

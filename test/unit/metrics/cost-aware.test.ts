@@ -127,6 +127,56 @@ describe('cost_aware', () => {
   });
 });
 
+describe('cost_aware, rule by rule', () => {
+  it('needs a candidate', () => {
+    expect(() => decideCostAware([], SETTINGS, seededRandom(1))).toThrow('no candidates to select from');
+  });
+
+  it('the leader is the highest draw wherever it stands; a cheaper winner says so', () => {
+    const random = seededRandom(6);
+    let cheaperWins = 0;
+    for (let i = 0; i < 50; i++) {
+      const d = decideCostAware(
+        [input('cheap', sums(30, 28, 0.05)), input('mid', sums(30, 29, 1)), input('top', sums(30, 30, 3))],
+        SETTINGS,
+        random,
+      );
+      const highest = d.candidates.reduce((best, c) => (c.draw > best.draw ? c : best));
+      expect(d.leader).toBe(highest.name);
+      expect(d.candidates.find((c) => c.name === d.leader)?.belowLeader).toBeNull();
+      expect(d.reason).toBe(d.chosen === d.leader ? 'leader_cheapest' : 'cheaper_within_tolerance');
+      if (d.chosen !== d.leader) cheaperWins++;
+    }
+    expect(cheaperWins).toBeGreaterThan(0);
+  });
+
+  it('warm-up: fewer runs before a lower price; a candidate without runs has no expected cost', () => {
+    const d = decideCostAware(
+      [input('dear', sums(0, 0, 0), 90), input('cheap', sums(1, 1, 0.5), 1)],
+      SETTINGS,
+      seededRandom(7),
+    );
+    expect(d.chosen).toBe('dear');
+    expect(d.candidates[0]).toMatchObject({ expectedCostUsd: null, expectedSimulatedCostUsd: null });
+    expect(d.candidates[1]).toMatchObject({ expectedCostUsd: 0.5, expectedSimulatedCostUsd: 0 });
+    expect(
+      decideCostAware([input('a', sums(2, 2, 0), 5), input('b', sums(1, 0, 0), 90)], SETTINGS, seededRandom(7)).chosen,
+    ).toBe('b');
+  });
+
+  it('equal money: the earlier candidate; the cheaper simulated money wins whichever comes first', () => {
+    const wide = { tolerance: 0.5, confidence: 0.999 };
+    const same = decideCostAware([input('a', sums(10, 10, 0.1)), input('b', sums(10, 10, 0.1))], wide, seededRandom(8));
+    expect(same.chosen).toBe('a');
+    const sim = decideCostAware(
+      [input('low', sums(10, 10, 0, 0.1)), input('high', sums(10, 10, 0, 0.5))],
+      wide,
+      seededRandom(8),
+    );
+    expect(sim.chosen).toBe('low');
+  });
+});
+
 describe('counterfactual savings', () => {
   it('the reference is the best observed success rate among candidates with ≥ 3 runs', () => {
     const history = new Map([
@@ -146,6 +196,10 @@ describe('counterfactual savings', () => {
       ['b', sums(8, 8, 0)],
     ]);
     expect(qualityReference(['a', 'b'], tie)?.name).toBe('b');
+    expect(qualityReference(['b', 'a'], tie)?.name).toBe('b');
+    // Equal rates and runs: the earlier; a better rate wins with fewer runs.
+    expect(qualityReference(['a', 'c'], new Map([...tie, ['c', sums(4, 4, 0)]]))?.name).toBe('a');
+    expect(qualityReference(['b', 'd'], new Map([...tie, ['d', sums(3, 3, 0)], ['b', sums(8, 7, 0)]]))?.name).toBe('d');
     expect(qualityReference(['new'], history)).toBeNull();
   });
 
