@@ -76,6 +76,41 @@ describe('engagement report (docs/design.md#agent-tools)', () => {
   });
 });
 
+describe('engagement, rule by rule', () => {
+  it('lists models by name; the most engaged breaks ties by more runs, then by the earlier name', () => {
+    const byMean = engagementReport([sums('m', 2, 4), sums('b', 2, 2), sums('z', 1, 1)]);
+    expect(byMean.models.map((m) => m.model)).toEqual(['b', 'm', 'z']);
+    expect(byMean.reference).toBe('m');
+    // Equal means: more runs wins, wherever it stands; equal runs too: the earlier name.
+    expect(engagementReport([sums('few', 1, 2), sums('many', 3, 6)]).reference).toBe('many');
+    expect(engagementReport([sums('many', 3, 6), sums('few', 1, 2)]).reference).toBe('many');
+    expect(engagementReport([sums('y', 2, 4), sums('x', 2, 4)]).reference).toBe('x');
+    expect(engagementReport([sums('x', 2, 4), sums('y', 2, 4)]).reference).toBe('x');
+    // A model without runs is never the reference.
+    expect(engagementReport([sums('idle', 0, 0), sums('a', 2, 0)]).reference).toBe('a');
+    expect(engagementReport([]).reference).toBeNull();
+  });
+
+  it('a model without tasks or runs reads 0 per task and has no gap, and no unguarded figures', () => {
+    const report = engagementReport(
+      [sums('ref', 2, 4), sums('idle', 0, 0, { tasks: 0, modelTasks: 0, guarded: true })],
+      'ref',
+    );
+    const idle = report.models.find((m) => m.model === 'idle');
+    expect(idle).toMatchObject({ mean_retrieval_calls_per_task: 0, mean_steps_per_task: 0, gap: null });
+    expect(idle?.without_guard).toBeNull();
+    expect(engagementReport([sums('ref', 2, 0), sums('a', 2, 3)], 'ref').models[0]?.gap).toBeNull();
+  });
+
+  it('no auto guard without a reference, for the reference itself, or at −30% and above', () => {
+    expect(autoGuard([], 'a')).toBeNull();
+    expect(autoGuard([sums('a', 2, 4), sums('b', 2, 1)], 'a', 'a')).toBeNull();
+    expect(autoGuard([sums('a', 2, 4), sums('b', 2, 1)], 'b', 'a')).toMatchObject({ reference: 'a', gap: -0.75 });
+    expect(autoGuard([sums('a', 2, 8), sums('b', 2, 6)], 'b')).toBeNull();
+    expect(autoGuard([sums('a', 2, 8), sums('b', 0, 0)], 'b')).toBeNull();
+  });
+});
+
 describe('auto guard', () => {
   const pilot = [sums('sim/opus', 3, 7), sums('sim/qwen', 3, 4)];
   it('guards a model more than 30% below the reference, at the reference mean rounded', () => {
