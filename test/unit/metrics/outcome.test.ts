@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { summarizeRun } from '../../../src/metrics/efficiency.js';
+import { verdictOf } from '../../../src/metrics/outcome.js';
 import { p, par, RunBuilder, seq } from './fixtures.js';
 
 const schema = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] };
@@ -129,5 +130,13 @@ describe('outcome and outcome_reason (docs/design.md#events-spans-metrics-and-re
 
   it('refuses a workflow that is not terminal', () => {
     expect(() => summarizeRun(new RunBuilder(p('a'), { status: 'running' }).input())).toThrow(/terminal/);
+  });
+});
+
+describe('a review decision as the outcome rules read it', () => {
+  it('approved, minor concerns and blocked are verdicts; a skipped review is none', () => {
+    expect(
+      (['review_approved', 'review_concerns_minor', 'review_blocked', 'review_skipped'] as const).map(verdictOf),
+    ).toEqual(['approved', 'concerns_minor', 'blocked', undefined]);
   });
 });
