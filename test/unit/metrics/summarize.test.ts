@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EfficiencyRecordSchema } from '../../../src/domain/metrics.js';
 import { summarizeRun } from '../../../src/metrics/efficiency.js';
-import { reflectionRetryReason, tierOfModel } from '../../../src/metrics/run-facts.js';
+import { isFormatError, reflectionRetryReason, tierOfModel } from '../../../src/metrics/run-facts.js';
 import { p, par, RunBuilder, seq } from './fixtures.js';
 
 const schema = { type: 'object' };
@@ -131,6 +131,22 @@ describe('summarizeRun: metrics', () => {
     expect(
       ['sim/haiku', 'anthropic/claude-3-5-haiku-latest', 'sim/opus', 'openai/gpt-4o', 'x'].map(tierOfModel),
     ).toEqual(['haiku', 'haiku', 'opus', 'other', 'other']);
+    // The tier is read from the model's name after the provider, in any case, and a bare name counts.
+    expect(['haiku-proxy/claude-opus', 'anthropic/Claude-SONNET-5', 'sonnet', 'opus/gpt-4o'].map(tierOfModel)).toEqual([
+      'opus',
+      'sonnet',
+      'sonnet',
+      'other',
+    ]);
+  });
+
+  it('a format error is a code re-asked on, nothing else', () => {
+    expect(['INVALID_RESPONSE_FORMAT', 'VALIDATION_FAILED', 'NODE_TIMEOUT', 'INTERNAL'].map(isFormatError)).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 });
 
