@@ -250,6 +250,49 @@ describe('createResponseCache: memory tier', () => {
 });
 
 describe('createResponseCache: SQLite tier', () => {
+  it('peeks at an entry only SQLite holds, value included, without counting a hit', async () => {
+    const { store } = sqliteStore();
+    const clock = manualClock();
+    const options = { store, clock, maxItems: 100, maxBytes: 1_000_000, ttlMs: TTL, onError: rethrow };
+    await createResponseCache(options).set('acme', 'a:1', answer('disk'));
+    const restarted = createResponseCache(options);
+    expect(await restarted.peek('acme', 'a:1')).toMatchObject({ key: 'a:1', value: answer('disk') });
+    expect(await restarted.peek('acme', 'a:2')).toBeUndefined();
+    expect(restarted.stats('acme')).toMatchObject({ hits: 0, size: 0 });
+  });
+
+  it('a sweep that fails is reported, and the next one, a minute later, runs again', async () => {
+    const { store } = sqliteStore();
+    const clock = manualClock();
+    const errors: unknown[] = [];
+    let purges = 0;
+    const failing = Object.assign(Object.create(store) as typeof store, {
+      purgeExpired: async () => {
+        purges++;
+        throw new Error('disk gone');
+      },
+    });
+    const cache = createResponseCache({
+      store: failing,
+      clock,
+      maxItems: 100,
+      maxBytes: 1_000_000,
+      ttlMs: TTL,
+      onError: (err) => errors.push(err),
+    });
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    await cache.set('acme', 'a:1', answer('one'));
+    await settle();
+    expect([purges, errors.map(String)]).toEqual([1, ['Error: disk gone']]);
+    await cache.set('acme', 'a:2', answer('two'));
+    await settle();
+    expect(purges).toBe(1);
+    clock.advance(60_000);
+    await cache.set('acme', 'a:3', answer('three'));
+    await settle();
+    expect([purges, errors.length]).toEqual([2, 2]);
+  });
+
   it('a fresh cache over the same store serves a hit from SQLite and promotes it', async () => {
     const { store, db } = sqliteStore();
     const clock = manualClock();
