@@ -127,6 +127,7 @@ export function trendDisplay(key: TrendKey, figure: TrendFigure, days: number): 
     return `${signed(tenths.toFixed(1), tenths)} (${verdict})`;
   }
   const percent = Math.round(figure.change * 100);
+  // Stryker disable next-line ConditionalExpression: a template literal writes -0 as 0 already
   return `${signed(`${percent === 0 ? 0 : percent}%`, percent)} vs ${label}`;
 }
 

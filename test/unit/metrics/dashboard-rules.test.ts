@@ -235,6 +235,20 @@ describe('the whole dashboard of a window against the one before', () => {
     expect(zeroBefore.trends.avg_agents_per_task).toBe('0.0 (unchanged)');
   });
 
+  it('names each quality pillar below its target', () => {
+    const d = buildDashboard(
+      sums({ toolSelection: sc(8, 10), toolCalls: sc(8, 10), retrievalRelevance: sc(8, 10), guardrails: sc(9, 10) }),
+      sums(),
+      7,
+    );
+    expect(d.areas_for_improvement.slice(0, 4)).toEqual([
+      'Tool selection accuracy below 0.90 target (0.80)',
+      'Tool reliability below 0.90 target (0.80)',
+      'Memory retrieval relevance below 0.85 target (0.80)',
+      'Policy adherence below 0.95 target (0.90)',
+    ]);
+  });
+
   it('a task type needs 5 tasks and a known complexity; targets met exactly are no area', () => {
     const group = (taskType: string, complexity: string, tasks: number, successes: number, efficiency: number) => ({
       taskType,

@@ -134,5 +134,10 @@ describe('rewardFor', () => {
       aggregate_reward: -0.65,
       updated_at: '2026-01-07T00:00:00.000Z',
     });
+    // Feedback taken back to none: no preference, and the aggregate without it.
+    expect(withFeedback(next, [], '2026-01-08T00:00:00.000Z')).toMatchObject({
+      preference_reward: null,
+      aggregate_reward: base.aggregate_reward,
+    });
   });
 });
