@@ -331,6 +331,8 @@ describe('tool insights', () => {
         row('grep', 'a', 6, 6, { latencyMs: 600, useful: 3 }),
         row('grep', 'b', 4, 2, { latencyMs: 400, useful: 2 }),
         row('solo', 'x', 5, 5),
+        // Quality at exactly 0.70 meets its target.
+        row('fair', 'x', 10, 9, { useful: 7 }),
       ],
       pairs: [
         { tool: 'grep', next: 'read', count: 3 },
