@@ -140,6 +140,10 @@ describe('summarizeRun: metrics', () => {
     ]);
   });
 
+  it('a run without a task is of type unspecified', () => {
+    expect(summarizeRun(new RunBuilder(p('a')).input()).task_type).toBe('unspecified');
+  });
+
   it('a format error is a code re-asked on, nothing else', () => {
     expect(['INVALID_RESPONSE_FORMAT', 'VALIDATION_FAILED', 'NODE_TIMEOUT', 'INTERNAL'].map(isFormatError)).toEqual([
       true,
