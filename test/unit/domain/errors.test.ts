@@ -98,6 +98,8 @@ const MEANINGS: Record<ErrorCode, [number, string, string, string]> = {
   HEADERS_TOO_LARGE: [431, '', 'test_failure', 'error_unrecoverable'],
   INTERNAL: [500, '', 'test_failure', 'error_unrecoverable'],
   SHUTTING_DOWN: [503, '', 'test_failure', 'error_unrecoverable'],
+  LEASE_LOST: [503, '', 'test_failure', 'error_unrecoverable'],
+  RUN_PARKED: [503, '', 'test_failure', 'error_unrecoverable'],
   SERVICE_UNAVAILABLE: [503, '', 'test_failure', 'error_unrecoverable'],
   CANCELLED: [409, '', 'test_failure', 'timeout'],
   NODE_TIMEOUT: [504, 'reflect', 'timeout', 'timeout'],
