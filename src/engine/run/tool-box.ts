@@ -8,6 +8,7 @@ import { isTerminal } from '../../domain/status.js';
 import type { ToolResult } from '../../tools/registry.js';
 import { type SpawnReceipt, type ToolContext, ToolRefusal } from '../../tools/tool.js';
 import { asData } from '../../tools/tool-output.js';
+import { isCancellation, isShutdown } from '../errors.js';
 import type { RunView, ToolBox, ToolCallSite } from '../node-context.js';
 import type { RunJournal } from './journal.js';
 import type { EngineServices } from './services.js';
@@ -57,8 +58,14 @@ export class RunToolBox implements ToolBox {
     };
     const result = await this.journal.withSpan(
       span,
-      async (spanId) =>
-        site.allowed.has(use.name) ? tools.run(use.name, use.input, this.context(site, spanId)) : refused(toolName),
+      async (spanId) => {
+        if (!site.allowed.has(use.name)) return refused(toolName);
+        const r = await tools.run(use.name, use.input, this.context(site, spanId));
+        // A tool's commit refused by the lease fence, or cut by a shutdown or a cancel, stops the
+        // run like any commit of it: no tool result for the model to go on with, no fault of ours.
+        if (isShutdown(r.fault) || isCancellation(r.fault)) throw r.fault;
+        return r;
+      },
       (r) => ({ fields: { result: r.output, success: !r.isError }, status: r.isError ? 'error' : 'ok' }),
     );
     if (result.fault !== undefined)
