@@ -201,8 +201,6 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     tenantDailyBudgetUsd: config.TENANT_DAILY_BUDGET_USD,
     maxConversationBytes: config.MAX_CONVERSATION_BYTES,
     onError,
-    // Scaled out another instance may claim, decide or cancel it first: runs read the row.
-    runsFromSubmission: scaleOut === undefined,
     // Scaled out, a cluster cron prunes them (store/postgres/background-jobs.ts).
     prunesIdempotencyKeys: scaleOut === undefined,
   });

@@ -434,8 +434,16 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export interface WorkQueue {
   /** Tenants take turns: one tenant's backlog never queues another's work behind it. */
   enqueue(workflowId: string, tenantId: string): void;
-  /** Starts delivering work; `handler` runs once per enqueued id, holding a place it may give back. */
-  start(handler: (workflowId: string, place: RunningPlace) => Promise<void>, signals?: RunSignals): void;
+  /**
+   * Starts delivering work; `handler` runs once per enqueued id, holding a place it may give back.
+   * `untouched`: no execution can have run the workflow nor a cancel have reached it since it was
+   * submitted (in one process: always; scaled out: the root's first lease, idle, not cancelled),
+   * so the submitting instance may run it from the records it created.
+   */
+  start(
+    handler: (workflowId: string, place: RunningPlace, untouched: boolean) => Promise<void>,
+    signals?: RunSignals,
+  ): void;
   /**
    * Runs `work` for a root that runs nowhere now (a cancel settled at once), as the one instance
    * allowed to write it; false, without running it, when another instance runs it.

@@ -36,6 +36,9 @@ import { TreeBudgets } from './run/tree-budgets.js';
 import type { CostAwareDefaults } from './submission/agent-resolution.js';
 import { prepareSubmission } from './submission/submit.js';
 
+/** Submissions kept to run from memory (createExecutor's justSubmitted); beyond, a run reads its row. */
+const JUST_SUBMITTED_MAX = 4096;
+
 /** What the API layer asks of the engine. */
 export interface Executor {
   /**
@@ -113,12 +116,6 @@ export interface ExecutorOptions {
   /** Bytes one node's conversation may reach (MAX_CONVERSATION_BYTES). */
   maxConversationBytes: number;
   onError: (err: unknown, context: Record<string, unknown>) => void;
-  /**
-   * Whether a workflow submitted here starts from the records it was created with (default true).
-   * Scaled out, false: another instance may claim it, or decide or cancel it before the claim, so
-   * every run reads the row.
-   */
-  runsFromSubmission?: boolean;
   /** Whether this executor prunes old idempotency keys hourly (default true); scaled out a cluster cron does. */
   prunesIdempotencyKeys?: boolean;
 }
@@ -134,7 +131,6 @@ function whyNotWaiting(workflow: WorkflowRecord): string {
 
 export function createExecutor(options: ExecutorOptions): Executor {
   const { store, queue, clock } = options;
-  const runsFromSubmission = options.runsFromSubmission ?? true;
   const active = new Map<string, Run>();
   /**
    * Root executions started from the queue or by a cancel, by id, until they settle: a second one
@@ -142,7 +138,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
    */
   const inFlight = new Map<string, Promise<void>>();
   const cancelRequested = new Set<string>();
-  /** Created here and waiting in the queue; bounded by the queue's length. */
+  /**
+   * Created here and waiting in the queue, to run from these records when the queue says nothing
+   * touched the row since (its `untouched`). Scaled out, another instance may claim one instead
+   * and this copy is never asked for: the oldest go first past JUST_SUBMITTED_MAX.
+   */
   const justSubmitted = new Map<string, NewWorkflow>();
   let stopping = false;
   let pruneTimer: NodeJS.Timeout | undefined;
@@ -205,7 +205,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
     // Spans left open by an execution that died (crash, shutdown) end `interrupted`
     // (docs/design.md#events-spans-metrics-and-rewards).
     if (!loaded) await options.traces.interruptOpenSpans(workflow.id, clock.now());
-    const tree = await treeBudgets.open(workflow);
+    // A root run from its submission's records has taken no request yet.
+    const fresh = loaded !== undefined && loaded.lastSeq === 0 && workflow.parentWorkflowId === null;
+    const tree = await treeBudgets.open(workflow, fresh ? 0 : undefined);
     const run = new Run(workflow, { ...start, treeBudget: tree.budget }, services, place);
     active.set(workflow.id, run);
     try {
@@ -246,9 +248,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
     return mine;
   }
 
-  function runQueued(workflowId: string, place: RunningPlace): Promise<void> {
+  function runQueued(workflowId: string, place: RunningPlace, untouched: boolean): Promise<void> {
     // Taken now, not when a prior execution settles: a decision or cancel meanwhile drops it.
-    const submitted = justSubmitted.get(workflowId);
+    const submitted = untouched ? justSubmitted.get(workflowId) : undefined;
     justSubmitted.delete(workflowId);
     return exclusively(workflowId, async () => {
       let tenantId = submitted?.workflow.tenantId ?? '';
@@ -287,9 +289,10 @@ export function createExecutor(options: ExecutorOptions): Executor {
       const now = planned.workflow.createdAt;
       const claim = idempotency && { ...idempotency, notBefore: now - IDEMPOTENCY_TTL_MS };
       const result = await store.create(planned, claim);
-      if (result.kind === 'created' && runsFromSubmission) {
+      if (result.kind === 'created') {
         // The run mutates its records; the caller keeps an untouched copy (its 202 says `idle`).
         justSubmitted.set(result.workflow.id, { workflow: { ...planned.workflow }, nodes: planned.nodes });
+        if (justSubmitted.size > JUST_SUBMITTED_MAX) justSubmitted.delete(justSubmitted.keys().next().value as string);
       }
       if (result.kind === 'created') queue.enqueue(result.workflow.id, tenantId);
       return result;

@@ -52,7 +52,7 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
   const heldByTenant = new Map<string, number>();
   let held = 0;
   let handlers = 0;
-  let handler: ((workflowId: string, place: RunningPlace) => Promise<void>) | undefined;
+  let handler: ((workflowId: string, place: RunningPlace, untouched: boolean) => Promise<void>) | undefined;
   let delivering = false;
   let idleWaiters: Array<() => void> = [];
 
@@ -148,7 +148,7 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
   }
 
   async function runOne(
-    run: (workflowId: string, place: RunningPlace) => Promise<void>,
+    run: (workflowId: string, place: RunningPlace, untouched: boolean) => Promise<void>,
     workflowId: string,
   ): Promise<void> {
     const tenantId = tenantOf.get(workflowId) ?? '';
@@ -157,7 +157,8 @@ export function createInProcessWorkQueue(options: InProcessWorkQueueOptions): Wo
     handlers += 1;
     runningIds.add(workflowId);
     try {
-      await run(workflowId, place);
+      // One process: nothing else runs or cancels a workflow behind this queue's back.
+      await run(workflowId, place, true);
     } catch (error) {
       report(error, workflowId);
     } finally {

@@ -29,12 +29,15 @@ export class TreeBudgets {
     private readonly ceiling: number,
   ) {}
 
-  /** The tree's budget for an execution of `workflow`; `close` it (once) when that execution ends. */
-  async open(workflow: WorkflowRecord): Promise<{ budget: RequestBudget; close: () => void }> {
+  /**
+   * The tree's budget for an execution of `workflow`; `close` it (once) when that execution ends.
+   * `taken`: the requests the tree took, when known without a read (a root just submitted: 0).
+   */
+  async open(workflow: WorkflowRecord, taken?: number): Promise<{ budget: RequestBudget; close: () => void }> {
     const rootId = workflow.rootWorkflowId;
     let tree = this.trees.get(rootId);
     if (tree === undefined) {
-      tree = { budget: this.load(workflow), users: 0 };
+      tree = { budget: this.load(workflow, taken), users: 0 };
       this.trees.set(rootId, tree);
     }
     tree.users++;
@@ -55,12 +58,12 @@ export class TreeBudgets {
     }
   }
 
-  private async load(workflow: WorkflowRecord): Promise<RequestBudget> {
+  private async load(workflow: WorkflowRecord, known?: number): Promise<RequestBudget> {
     const rootId = workflow.rootWorkflowId;
     // Stryker disable next-line ConditionalExpression: the root's row read back is the same workflow; the shortcut saves a read
     const root = rootId === workflow.id ? workflow : await this.store.getById(rootId);
     if (root === undefined) throw new Error(`workflow ${workflow.id}: its root ${rootId} has no row`);
-    const taken = await this.store.requestsTaken(rootId);
+    const taken = known ?? (await this.store.requestsTaken(rootId));
     const record = () => this.store.commit({ root: rootId, requestsTaken: [{ rootWorkflowId: rootId, count: 1 }] });
     return new RequestBudget(taken, maxLlmCallsOf(root.definition, this.ceiling), treeBudgetRefusal, undefined, record);
   }

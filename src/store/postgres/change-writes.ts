@@ -1,38 +1,114 @@
+import type pg from 'pg';
 import { NotFoundError } from '../../domain/errors.js';
 import type { ChangeSet, NewWorkflow } from '../../domain/ports.js';
 import { draftJournalRows } from '../journal-codec.js';
 import { NODE_COLUMNS, nodeValues, WORKFLOW_COLUMNS, workflowValues } from '../workflow-rows.js';
 import { insertAgentUses, type Tx, writeAnalytics } from './analytics-writes.js';
-import { appendJournal } from './journal.js';
-import { patchNodes, patchWorkflows } from './patches.js';
+import { journalArguments } from './journal.js';
+import { nodePatchRows, workflowPatchRows } from './patches.js';
+
+/** The leases a batch's runs write under, for the fence of baton_group_commit. */
+export interface BatchLeases {
+  owner: string;
+  leases: ReadonlyArray<{ workflowId: string; epoch: number }>;
+}
+
+const GROUP_COMMIT = {
+  name: 'baton_group_commit',
+  text: 'SELECT baton_group_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS lost',
+};
 
 /**
- * Writes change sets — every one a group commit took in — in one transaction, with one statement
- * per table however many change sets and rows there are (docs/design.md#storage: a statement on
- * PostgreSQL costs what a whole step costs on SQLite). The order is the SQLite store's: new
- * workflows, patches, reflections (they reference nodes), metrics, the journal, tool analytics,
- * budgets.
+ * Writes change sets — every one a group commit took in — in one transaction (docs/design.md#storage:
+ * a statement on PostgreSQL costs what a whole step costs on SQLite). What every step writes
+ * (fence, patches, requests taken, the journal, event notices) is one call of baton_group_commit
+ * (migrations/postgres/0022), so a batch of steps is one statement and one round trip; the rarer
+ * tables (new workflows, reflections, metrics, tool analytics, spend) are written beside it, in
+ * the same transaction, when a set has them. Returns the roots whose lease the fence found lost:
+ * then nothing at all was written.
  */
-export async function writeChangeSets(tx: Tx, sets: readonly ChangeSet[]): Promise<void> {
+export async function writeChangeSets(
+  pool: pg.Pool,
+  sets: readonly ChangeSet[],
+  fence: BatchLeases,
+  notices: readonly string[],
+): Promise<string[]> {
   type Lists = Omit<ChangeSet, 'root'>;
   const all = <K extends keyof Lists>(key: K): NonNullable<Lists[K]> =>
     sets.flatMap((s) => (s[key] ?? []) as never[]) as NonNullable<Lists[K]>;
-  await insertWorkflows(tx, all('newWorkflows'));
-  await patchWorkflows(tx, all('workflows'));
-  await patchNodes(tx, all('nodes'));
-  await writeReflections(tx, all('reflections'), all('reflectionOutcomes'));
-  await writeAnalytics(tx, {
+  const taken = new Map<string, number>();
+  for (const t of all('requestsTaken')) taken.set(t.rootWorkflowId, (taken.get(t.rootWorkflowId) ?? 0) + t.count);
+  const workflows = workflowPatchRows(all('workflows'), taken);
+  const nodes = nodePatchRows(all('nodes'));
+  // Drafted per change set: a set's usage belongs to its own journal row.
+  const journal = journalArguments(sets.flatMap((s) => draftJournalRows(s)));
+  const call = {
+    ...GROUP_COMMIT,
+    values: [
+      fence.owner,
+      fence.leases.map((l) => l.workflowId),
+      fence.leases.map((l) => l.epoch),
+      workflows.json,
+      workflows.count,
+      nodes.json,
+      nodes.count,
+      journal.rows,
+      journal.appendIds,
+      journal.firstEvents,
+      notices.length === 0 ? null : notices,
+    ],
+  };
+  const created = all('newWorkflows');
+  const reflections = all('reflections');
+  const outcomes = all('reflectionOutcomes');
+  const analytics = {
     efficiency: all('efficiency'),
     rewards: all('rewards'),
     toolCalls: all('toolCalls'),
     retrievalRuns: all('retrievalRuns'),
-  });
-  // Drafted per change set: a set's usage belongs to its own journal row.
-  await appendJournal(
-    tx,
-    sets.flatMap((s) => draftJournalRows(s)),
-  );
-  await writeBudgets(tx, all('requestsTaken'), all('tenantSpend'));
+  };
+  const spend = all('tenantSpend');
+  const rare =
+    created.length + reflections.length + outcomes.length + spend.length > 0 ||
+    Object.values(analytics).some((rows) => rows.length > 0);
+  const client = await pool.connect();
+  try {
+    // One statement is its own transaction: the common batch needs no BEGIN nor COMMIT.
+    if (!rare) return await groupCommit(client, call);
+    await client.query('BEGIN');
+    try {
+      // The order is the SQLite store's: new workflows before what refers to them.
+      await insertWorkflows(client, created);
+      const lost = await groupCommit(client, call);
+      if (lost.length > 0) {
+        await client.query('ROLLBACK');
+        return lost;
+      }
+      await writeReflections(client, reflections, outcomes);
+      await writeAnalytics(client, analytics);
+      await writeSpend(client, spend);
+      await client.query('COMMIT');
+      return [];
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/** Runs baton_group_commit; its errors become the ones the SQLite store throws for the same bugs. */
+async function groupCommit(client: pg.PoolClient, call: pg.QueryConfig): Promise<string[]> {
+  try {
+    const { rows } = await client.query<{ lost: string[] }>(call);
+    return rows[0]?.lost ?? [];
+  } catch (err) {
+    const { code, message } = err as { code?: string; message: string };
+    if (code === 'BT404') throw new NotFoundError(message);
+    if (code === 'BT409') throw new Error(message);
+    throw err;
+  }
 }
 
 const WORKFLOW_TYPES: Record<string, string> = {
@@ -136,22 +212,7 @@ async function writeReflections(
   }
 }
 
-async function writeBudgets(
-  tx: Tx,
-  taken: NonNullable<ChangeSet['requestsTaken']>,
-  spend: NonNullable<ChangeSet['tenantSpend']>,
-): Promise<void> {
-  if (taken.length > 0) {
-    const byRoot = new Map<string, number>();
-    for (const t of taken) byRoot.set(t.rootWorkflowId, (byRoot.get(t.rootWorkflowId) ?? 0) + t.count);
-    // LIMIT: the row count, for the planner (patches.ts says why).
-    await tx.query({
-      name: 'baton_requests_taken',
-      text: `UPDATE workflows w SET llm_requests_taken = w.llm_requests_taken + t.count
-         FROM (SELECT * FROM json_to_recordset($1) AS r (id text, count int) LIMIT $2) AS t WHERE w.id = t.id`,
-      values: [JSON.stringify([...byRoot].map(([id, count]) => ({ id, count }))), byRoot.size],
-    });
-  }
+async function writeSpend(tx: Tx, spend: NonNullable<ChangeSet['tenantSpend']>): Promise<void> {
   if (spend.length > 0) {
     const byDay = new Map<string, { tenant_id: string; day: number; cost_usd: number }>();
     for (const s of spend) {

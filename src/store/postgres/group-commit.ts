@@ -11,9 +11,10 @@ import { writeChangeSets } from './change-writes.js';
  * order it made them. A batch that fails is replayed change set by change set, each in its own
  * transaction, so one bad change set fails only its own caller.
  *
- * A change set may be fenced: `fence` runs first in the transaction and answers which of the
- * batch's sets may still be written (their run's lease is this instance's at its epoch); the others
- * are rejected with what `fence` gives, and nothing of theirs is written.
+ * A change set may be fenced: `fence` names the lease its run writes under, and the batch's
+ * statement (baton_group_commit) writes nothing when any of those leases is no longer this
+ * instance's at its epoch, answering which. The sets of those roots are rejected with what `fence`
+ * gives, and the others written again without them.
  *
  * Scaled out, each batch that wrote events also sends one `pg_notify` on EVENTS_CHANNEL listing
  * `(workflow, last seq)` and this instance, delivered with the COMMIT, so every instance can feed its own event
@@ -29,11 +30,15 @@ export interface PostgresCommitter {
 }
 
 export interface Fence {
+  /** This instance's lease owner id. */
+  readonly owner: string;
   /**
-   * Inside the batch's transaction: for each change set, undefined when it may be written, or the
-   * error that rejects it.
+   * The lease the set's run writes under; undefined for a set of no run (creates, decisions), or
+   * the error that rejects it when this instance holds no lease of its root.
    */
-  check(tx: Tx, sets: readonly ChangeSet[]): Promise<Array<Error | undefined>>;
+  leaseOf(set: ChangeSet): { workflowId: string; epoch: number } | Error | undefined;
+  /** The database found the root's lease no longer this instance's: the error its sets get. */
+  lose(rootWorkflowId: string): Error;
 }
 
 export interface CommitterOptions {
@@ -42,6 +47,7 @@ export interface CommitterOptions {
   announceEvents?: { from: string };
 }
 
+/** baton_group_commit (migrations/postgres/0022) notifies on it by this name. */
 export const EVENTS_CHANNEL = 'baton_events';
 /** PostgreSQL refuses a payload of 8000 bytes or more: longer lists go out in several notifications. */
 const MAX_PAYLOAD_BYTES = 7000;
@@ -125,21 +131,29 @@ export function createPostgresCommitter(pool: pg.Pool, options: CommitterOptions
   }
 
   /** Writes the change sets that pass the fence; returns what rejected the others. */
-  async function writeSets(tx: Tx, items: readonly Queued[]): Promise<Map<Queued, Error>> {
+  async function writeSets(items: readonly Queued[]): Promise<Map<Queued, Error>> {
     const rejected = new Map<Queued, Error>();
-    const sets = items.map((item) => item.changes as ChangeSet);
-    const verdicts = fence ? await fence.check(tx, sets) : [];
-    const admitted: ChangeSet[] = [];
-    items.forEach((item, i) => {
-      const verdict = verdicts[i];
-      if (verdict) rejected.set(item, verdict);
-      else admitted.push(sets[i] as ChangeSet);
-    });
-    await writeChangeSets(tx, admitted);
-    if (announceEvents) {
-      for (const payload of eventNotices(admitted, announceEvents.from)) {
-        await tx.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, payload]);
-      }
+    let admitted: Array<{ item: Queued; lease?: { workflowId: string; epoch: number } }> = [];
+    for (const item of items) {
+      const lease = fence?.leaseOf(item.changes as ChangeSet);
+      if (lease instanceof Error) rejected.set(item, lease);
+      else admitted.push(lease ? { item, lease } : { item });
+    }
+    while (admitted.length > 0) {
+      const sets = admitted.map((a) => a.item.changes as ChangeSet);
+      const leases = new Map(admitted.flatMap((a) => (a.lease ? [[a.lease.workflowId, a.lease]] : [])));
+      const notices = announceEvents ? eventNotices(sets, announceEvents.from) : [];
+      const lost = new Set(
+        await writeChangeSets(pool, sets, { owner: fence?.owner ?? '', leases: [...leases.values()] }, notices),
+      );
+      if (lost.size === 0) break;
+      // Nothing was written: the sets of the lost roots are refused, the others written again.
+      const errors = new Map([...lost].map((root) => [root, (fence as Fence).lose(root)]));
+      admitted = admitted.filter(({ item, lease }) => {
+        const error = lease && errors.get(lease.workflowId);
+        if (error) rejected.set(item, error);
+        return !error;
+      });
     }
     return rejected;
   }
@@ -163,7 +177,7 @@ export function createPostgresCommitter(pool: pg.Pool, options: CommitterOptions
 
   async function commitSets(items: Queued[]): Promise<void> {
     try {
-      const rejected = await inTransaction((tx) => writeSets(tx, items));
+      const rejected = await writeSets(items);
       for (const item of items) {
         const error = rejected.get(item);
         if (error) item.reject(error);
@@ -177,7 +191,7 @@ export function createPostgresCommitter(pool: pg.Pool, options: CommitterOptions
       // The batch rolled back as a whole: replay each alone so one bad change set fails only its caller.
       for (const item of items) {
         try {
-          const rejected = await inTransaction((tx) => writeSets(tx, [item]));
+          const rejected = await writeSets([item]);
           const error = rejected.get(item);
           if (error) item.reject(error);
           else item.resolve(undefined);

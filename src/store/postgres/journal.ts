@@ -16,22 +16,67 @@ import type { Tx } from './analytics-writes.js';
  * a commit of many steps is one INSERT, and reads fold a workflow's rows in `seq` order.
  */
 
+/** The drafts as the JSON rows json_to_recordset reads into the journal's columns. */
+function journalRows(drafts: readonly JournalDraft[]): string {
+  return JSON.stringify(
+    drafts.map((d) => ({
+      workflow_id: d.workflowId,
+      tenant_id: d.tenantId,
+      last_event: d.lastEvent,
+      events: d.events,
+      spans: d.spans,
+      calls: d.usage?.calls ?? 0,
+      tokens_in: d.usage?.tokensIn ?? 0,
+      tokens_out: d.usage?.tokensOut ?? 0,
+      cost_usd: d.usage?.costUsd ?? 0,
+      simulated_cost_usd: d.usage?.simulatedCostUsd ?? 0,
+    })),
+  );
+}
+
+/** The journal's part of a baton_group_commit call (migrations/postgres/0022). */
+export interface JournalArguments {
+  /** The rows, or null when there are none. */
+  rows: string | null;
+  /** Each workflow the drafts give events, with the first seq of them: the function's append check. */
+  appendIds: string[];
+  firstEvents: number[];
+}
+
 /**
- * Appends the drafts (in order), after checking in one query that every workflow given events
- * exists and that its events come after the ones stored — also across drafts of one workflow in
- * the same batch. Engine bugs otherwise: the whole change set fails.
+ * The drafts (in order) as a baton_group_commit call takes them, after checking that the events of
+ * one workflow's drafts follow each other; the function checks the first against the stored ones.
+ */
+export function journalArguments(drafts: readonly JournalDraft[]): JournalArguments {
+  const last = new Map<string, number>();
+  const appendIds: string[] = [];
+  const firstEvents: number[] = [];
+  for (const d of drafts) {
+    if (d.lastEvent === null) continue;
+    const before = last.get(d.workflowId);
+    if (before === undefined) {
+      appendIds.push(d.workflowId);
+      firstEvents.push(d.firstEvent ?? 0);
+    } else checkAppendPoint(d, true, before);
+    last.set(d.workflowId, d.lastEvent);
+  }
+  return { rows: drafts.length === 0 ? null : journalRows(drafts), appendIds, firstEvents };
+}
+
+/**
+ * Appends the drafts (in order) outside a group commit (span ends written when a run is taken
+ * over), after checking in one query that every workflow given events exists and that its events
+ * come after the ones stored. Engine bugs otherwise: the whole change set fails.
  */
 export async function appendJournal(tx: Tx, drafts: readonly JournalDraft[]): Promise<void> {
   if (drafts.length === 0) return;
   const withEvents = [...new Set(drafts.filter((d) => d.lastEvent !== null).map((d) => d.workflowId))];
   if (withEvents.length > 0) {
-    // Named: prepared once per connection, since every group commit runs it.
-    const { rows } = await tx.query<{ id: string; last: number | null }>({
-      name: 'baton_journal_append_points',
-      text: `SELECT w.id, (SELECT max(j.last_event) FROM journal j WHERE j.workflow_id = w.id) AS last
+    const { rows } = await tx.query<{ id: string; last: number | null }>(
+      `SELECT w.id, (SELECT max(j.last_event) FROM journal j WHERE j.workflow_id = w.id) AS last
          FROM workflows w WHERE w.id = ANY($1::text[])`,
-      values: [withEvents],
-    });
+      [withEvents],
+    );
     const last = new Map<string, number | null>(rows.map((r) => [r.id, r.last]));
     for (const d of drafts) {
       if (d.lastEvent === null) continue;
@@ -39,29 +84,13 @@ export async function appendJournal(tx: Tx, drafts: readonly JournalDraft[]): Pr
       last.set(d.workflowId, d.lastEvent);
     }
   }
-  await tx.query({
-    name: 'baton_journal_append',
-    text: `INSERT INTO journal (workflow_id, tenant_id, last_event, events, spans, calls, tokens_in, tokens_out, cost_usd,
+  await tx.query(
+    `INSERT INTO journal (workflow_id, tenant_id, last_event, events, spans, calls, tokens_in, tokens_out, cost_usd,
        simulated_cost_usd)
      SELECT * FROM json_to_recordset($1) AS j (workflow_id text, tenant_id text, last_event bigint, events text,
        spans text, calls int, tokens_in bigint, tokens_out bigint, cost_usd float8, simulated_cost_usd float8)`,
-    values: [
-      JSON.stringify(
-        drafts.map((d) => ({
-          workflow_id: d.workflowId,
-          tenant_id: d.tenantId,
-          last_event: d.lastEvent,
-          events: d.events,
-          spans: d.spans,
-          calls: d.usage?.calls ?? 0,
-          tokens_in: d.usage?.tokensIn ?? 0,
-          tokens_out: d.usage?.tokensOut ?? 0,
-          cost_usd: d.usage?.costUsd ?? 0,
-          simulated_cost_usd: d.usage?.simulatedCostUsd ?? 0,
-        })),
-      ),
-    ],
-  });
+    [journalRows(drafts)],
+  );
 }
 
 /** Events with `seq > after`, in order, at most `limit`. */

@@ -116,16 +116,17 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
   }
 
   async function runHeld(
-    handler: (workflowId: string, place: RunningPlace) => Promise<void>,
+    handler: (workflowId: string, place: RunningPlace, untouched: boolean) => Promise<void>,
     workflowId: string,
     place: RunningPlace,
   ): Promise<void> {
     const lease = held.get(workflowId);
     if (!lease) return; // lost while it waited for a place
     try {
-      for (;;) {
+      // Only its first run can find the workflow as it was submitted.
+      for (let untouched = lease.untouched; ; untouched = false) {
         again.delete(workflowId);
-        await handler(workflowId, place);
+        await handler(workflowId, place, untouched);
         if (resumeAt.has(workflowId)) break; // the resume job runs it again
         if (!again.has(workflowId) || held.get(workflowId) !== lease || !delivering) break;
         if (!place.held) await place.retake(new AbortController().signal);

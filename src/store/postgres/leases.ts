@@ -11,6 +11,8 @@ export interface Lease {
   workflowId: string;
   tenantId: string;
   epoch: number;
+  /** The root's first lease, on a row still idle and not cancelled: nothing has run it yet. */
+  untouched: boolean;
 }
 
 export interface LeaseBookOptions {
@@ -62,7 +64,8 @@ UPDATE workflows w
    SET lease_owner = $1, lease_epoch = w.lease_epoch + 1, lease_until = now() + $4 * interval '1 millisecond'
   FROM locked
  WHERE w.id = locked.id
-RETURNING w.id, w.tenant_id, w.lease_epoch, locked.after, locked.created_at`;
+RETURNING w.id, w.tenant_id, w.lease_epoch, locked.after, locked.created_at,
+          (w.lease_epoch = 1 AND w.status = 'idle' AND w.cancel_requested = 0) AS untouched`;
 
 interface ClaimRow {
   id: string;
@@ -71,6 +74,7 @@ interface ClaimRow {
   lease_epoch: string;
   after: string;
   created_at: string;
+  untouched: boolean;
 }
 
 export interface LeaseBook {
@@ -91,12 +95,6 @@ export interface LeaseBook {
    * statement a background job (background-jobs.ts) is queued to unpark it at that time.
    */
   release(lease: Lease, resumeAt?: number): Promise<boolean>;
-  /**
-   * Inside a write transaction: locks the root rows (FOR SHARE, so no claim can move their epoch
-   * until the write commits) and returns the ids whose lease is still this instance's at the
-   * epoch given. The caller drops every write of a run not in the answer.
-   */
-  fence(client: pg.PoolClient, leases: readonly Lease[]): Promise<Set<string>>;
   /** Clears leases past their time (any owner); returns the ids, for the wake-up and the metrics. */
   reap(): Promise<string[]>;
 }
@@ -117,7 +115,12 @@ export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): Lease
           (x, y) =>
             Number(x.after) - Number(y.after) || Number(x.created_at) - Number(y.created_at) || (x.id < y.id ? -1 : 1),
         );
-        return rows.map((r) => ({ workflowId: r.id, tenantId: r.tenant_id, epoch: Number(r.lease_epoch) }));
+        return rows.map((r) => ({
+          workflowId: r.id,
+          tenantId: r.tenant_id,
+          epoch: Number(r.lease_epoch),
+          untouched: r.untouched,
+        }));
       } catch (error) {
         await client.query('ROLLBACK').catch(() => {});
         throw error;
@@ -136,7 +139,7 @@ export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): Lease
         [owner, workflowId, leaseMs],
       );
       const row = rows[0];
-      return row && { workflowId: row.id, tenantId: row.tenant_id, epoch: Number(row.lease_epoch) };
+      return row && { workflowId: row.id, tenantId: row.tenant_id, epoch: Number(row.lease_epoch), untouched: false };
     },
 
     async heartbeat() {
@@ -172,19 +175,6 @@ export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): Lease
         [lease.workflowId, owner, lease.epoch],
       );
       return rowCount === 1;
-    },
-
-    async fence(client, leases) {
-      if (leases.length === 0) return new Set();
-      // Named: prepared once per connection, since every group commit runs it.
-      const { rows } = await client.query<{ id: string; lease_epoch: string }>({
-        name: 'baton_lease_fence',
-        text: `SELECT id, lease_epoch FROM workflows
-          WHERE id = ANY($1::text[]) AND lease_owner = $2 FOR SHARE`,
-        values: [leases.map((l) => l.workflowId), owner],
-      });
-      const held = new Map(rows.map((r) => [r.id, Number(r.lease_epoch)]));
-      return new Set(leases.filter((l) => held.get(l.workflowId) === l.epoch).map((l) => l.workflowId));
     },
 
     async reap() {

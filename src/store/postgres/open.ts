@@ -64,7 +64,7 @@ export async function openPostgresStores(
   // Bound late: the queue is built by deps.ts around its local one, after the stores.
   let queue: LeasedWorkQueue | undefined;
   let bus: SharedEventBus | undefined;
-  const fence = createLeaseFence(book, held, (root) => queue?.lost(root));
+  const fence = createLeaseFence(instanceId, held, (root) => queue?.lost(root));
   const committer = createPostgresCommitter(pool, { fence, announceEvents: { from: instanceId } });
   const wakeups = createWakeups(pool, {
     connectionString: config.DATABASE_URL,

@@ -1,19 +1,17 @@
-import { NotFoundError } from '../../domain/errors.js';
 import type { NodePatch, WorkflowPatch } from '../../domain/records.js';
 import { toJson } from '../workflow-rows.js';
-import type { Tx } from './analytics-writes.js';
 
 /**
- * Workflow and node patches, all of a group commit's in one UPDATE per table: the patches travel
- * as one JSON array of rows, each with a bitmask `m` of the fields it sets, and a field left out
- * keeps its value. Several patches of one row in a batch are merged first, in order (what applying
- * them one after another does), since an UPDATE … FROM applies at most one source row per target.
+ * Workflow and node patches, all of a group commit's as one JSON array of rows per table, which
+ * baton_group_commit (migrations/postgres/0022) applies in one UPDATE each: every row carries a
+ * bitmask `m` of the fields it sets — bit i is the i-th field below, the order of the function's
+ * CASE columns — and a field left out keeps its value. Several patches of one row in a batch are
+ * merged first, in order (what applying them one after another does), since an UPDATE … FROM
+ * applies at most one source row per target.
  */
 interface PatchField<P> {
   key: Exclude<keyof P, 'id'>;
   column: string;
-  /** The column's type in the JSON row (json_to_recordset). */
-  type: string;
   encode: (value: never) => unknown;
 }
 
@@ -21,72 +19,70 @@ const asIs = (value: unknown): unknown => value;
 const asFlag = (value: boolean): number => (value ? 1 : 0);
 
 const WORKFLOW_FIELDS: ReadonlyArray<PatchField<WorkflowPatch>> = [
-  { key: 'status', column: 'status', type: 'text', encode: asIs },
-  { key: 'output', column: 'output', type: 'text', encode: toJson },
-  { key: 'error', column: 'error', type: 'text', encode: toJson },
-  { key: 'startedAt', column: 'started_at', type: 'bigint', encode: asIs },
-  { key: 'endedAt', column: 'ended_at', type: 'bigint', encode: asIs },
-  { key: 'cancelRequested', column: 'cancel_requested', type: 'smallint', encode: asFlag },
-  { key: 'checkpoint', column: 'checkpoint', type: 'text', encode: toJson },
+  { key: 'status', column: 'status', encode: asIs },
+  { key: 'output', column: 'output', encode: toJson },
+  { key: 'error', column: 'error', encode: toJson },
+  { key: 'startedAt', column: 'started_at', encode: asIs },
+  { key: 'endedAt', column: 'ended_at', encode: asIs },
+  { key: 'cancelRequested', column: 'cancel_requested', encode: asFlag },
+  { key: 'checkpoint', column: 'checkpoint', encode: toJson },
 ];
 
 const NODE_FIELDS: ReadonlyArray<PatchField<NodePatch>> = [
-  { key: 'status', column: 'status', type: 'text', encode: asIs },
-  { key: 'attempts', column: 'attempts', type: 'int', encode: asIs },
-  { key: 'output', column: 'output', type: 'text', encode: toJson },
-  { key: 'error', column: 'error', type: 'text', encode: toJson },
-  { key: 'startedAt', column: 'started_at', type: 'bigint', encode: asIs },
-  { key: 'endedAt', column: 'ended_at', type: 'bigint', encode: asIs },
-  { key: 'childWorkflowId', column: 'child_workflow_id', type: 'text', encode: asIs },
-  { key: 'cacheKeys', column: 'cache_keys', type: 'text', encode: toJson },
+  { key: 'status', column: 'status', encode: asIs },
+  { key: 'attempts', column: 'attempts', encode: asIs },
+  { key: 'output', column: 'output', encode: toJson },
+  { key: 'error', column: 'error', encode: toJson },
+  { key: 'startedAt', column: 'started_at', encode: asIs },
+  { key: 'endedAt', column: 'ended_at', encode: asIs },
+  { key: 'childWorkflowId', column: 'child_workflow_id', encode: asIs },
+  { key: 'cacheKeys', column: 'cache_keys', encode: toJson },
 ];
 
-function patcher<P extends { id: string }>(
-  table: 'workflows' | 'nodes',
-  fields: ReadonlyArray<PatchField<P>>,
-): (tx: Tx, patches: readonly P[]) => Promise<void> {
-  const assignments = fields.map(
-    (f, i) => `${f.column} = CASE WHEN p.m & ${1 << i} <> 0 THEN p.${f.column} ELSE t.${f.column} END`,
-  );
-  const columns = ['id text', 'm int', ...fields.map((f) => `${f.column} ${f.type}`)];
-  // The planner cannot see how few rows json_to_recordset holds (it assumes 100) and hash-joins a
-  // scan of the whole table; `LIMIT $2` (the row count) tells it, and it looks each row up by key.
-  const sql = {
-    name: `baton_patch_${table}`,
-    text: `UPDATE ${table} t SET ${assignments.join(', ')}
-    FROM (SELECT * FROM json_to_recordset($1) AS r (${columns.join(', ')}) LIMIT $2) AS p
-    WHERE t.id = p.id RETURNING t.id`,
-  };
-  return async (tx, patches) => {
-    const rows = new Map<string, Record<string, unknown> & { m: number }>();
-    for (const patch of patches) {
-      let row = rows.get(patch.id);
-      if (row === undefined) {
-        row = { id: patch.id, m: 0 };
-        rows.set(patch.id, row);
-      }
-      fields.forEach((field, i) => {
-        const value = patch[field.key];
-        if (value === undefined) return;
-        (row as { m: number }).m |= 1 << i;
-        (row as Record<string, unknown>)[field.column] = (field.encode as (value: unknown) => unknown)(value);
-      });
-    }
-    // A patch that sets nothing changes nothing (and is not checked), as on SQLite.
-    for (const [id, row] of rows) if (row.m === 0) rows.delete(id);
-    if (rows.size === 0) return;
-    const { rows: updated } = await tx.query<{ id: string }>({
-      ...sql,
-      values: [JSON.stringify([...rows.values()]), rows.size],
-    });
-    // A patch for a row that does not exist is an engine bug: fail the change set, not silently skip.
-    if (updated.length !== rows.size) {
-      const found = new Set(updated.map((r) => r.id));
-      const missing = [...rows.keys()].find((id) => !found.has(id));
-      throw new NotFoundError(`${table === 'nodes' ? 'node' : 'workflow'} ${missing}`);
-    }
-  };
+/** Patch rows for baton_group_commit: a JSON array of them and its length. */
+export interface PatchRows {
+  json: string;
+  count: number;
 }
 
-export const patchWorkflows = patcher('workflows', WORKFLOW_FIELDS);
-export const patchNodes = patcher('nodes', NODE_FIELDS);
+/**
+ * The rows of `patches`, merged per id in order, each starting from `defaults`; a row that sets
+ * nothing is dropped, unless `extra` gives it columns of its own (a workflow's requests taken).
+ */
+function patchRows<P extends { id: string }>(
+  fields: ReadonlyArray<PatchField<P>>,
+  patches: readonly P[],
+  defaults: Record<string, unknown> = {},
+  extra: ReadonlyMap<string, Record<string, unknown>> = new Map(),
+): PatchRows {
+  const rows = new Map<string, Record<string, unknown> & { m: number }>();
+  const rowOf = (id: string) => {
+    let row = rows.get(id);
+    if (row === undefined) {
+      row = { id, m: 0, ...defaults };
+      rows.set(id, row);
+    }
+    return row;
+  };
+  for (const patch of patches) {
+    const row = rowOf(patch.id);
+    fields.forEach((field, i) => {
+      const value = patch[field.key];
+      if (value === undefined) return;
+      row.m |= 1 << i;
+      row[field.column] = (field.encode as (value: unknown) => unknown)(value);
+    });
+  }
+  // A patch that sets nothing changes nothing (and is not checked), as on SQLite.
+  for (const [id, row] of rows) if (row.m === 0) rows.delete(id);
+  for (const [id, columns] of extra) Object.assign(rowOf(id), columns);
+  return { json: JSON.stringify([...rows.values()]), count: rows.size };
+}
+
+/** Workflow patch rows; `taken` adds requests taken to roots (each row gets `taken`, 0 when none). */
+export function workflowPatchRows(patches: readonly WorkflowPatch[], taken: ReadonlyMap<string, number>): PatchRows {
+  const extra = new Map([...taken].map(([id, count]) => [id, { taken: count }]));
+  return patchRows(WORKFLOW_FIELDS, patches, { taken: 0 }, extra);
+}
+
+export const nodePatchRows = (patches: readonly NodePatch[]): PatchRows => patchRows(NODE_FIELDS, patches);

@@ -1,8 +1,7 @@
-import type pg from 'pg';
 import { AppError } from '../../domain/errors.js';
 import type { ChangeSet } from '../../domain/ports.js';
 import type { Fence } from './group-commit.js';
-import type { Lease, LeaseBook } from './leases.js';
+import type { Lease } from './leases.js';
 
 /**
  * The leases this instance holds, by root workflow id: what the claim loop took (leased-queue.ts)
@@ -47,24 +46,21 @@ export function leaseLost(rootWorkflowId: string): AppError {
 /**
  * The fence of every group commit (docs/operations.md#scale-out): a change set made by a run (it
  * names its `root`) is written only while this instance holds that root's lease at the epoch it
- * claimed, checked inside the commit's own transaction with the root rows locked FOR SHARE (no
- * claim can move an epoch until the commit ends). The sets of any other root are refused with
- * LEASE_LOST and `lost` is told, so the run stops. Sets of no run (creates, decisions) pass.
+ * claimed, checked by the batch's statement with the root rows locked FOR SHARE (no claim can move
+ * an epoch until the write ends: migrations/postgres/0022). The sets of any other root are refused
+ * with LEASE_LOST and `lost` is told, so the run stops. Sets of no run (creates, decisions) pass.
  */
-export function createLeaseFence(book: LeaseBook, held: HeldLeases, lost: (rootWorkflowId: string) => void): Fence {
+export function createLeaseFence(owner: string, held: HeldLeases, lost: (rootWorkflowId: string) => void): Fence {
+  const lose = (root: string) => {
+    lost(root);
+    return leaseLost(root);
+  };
   return {
-    async check(tx, sets: readonly ChangeSet[]) {
-      const roots = new Set<string>();
-      for (const set of sets) if (set.root !== undefined) roots.add(set.root);
-      if (roots.size === 0) return sets.map(() => undefined);
-      const leases: Lease[] = [];
-      for (const root of roots) {
-        const lease = held.get(root);
-        if (lease) leases.push(lease);
-      }
-      const confirmed = await book.fence(tx as pg.PoolClient, leases);
-      for (const root of roots) if (!confirmed.has(root)) lost(root);
-      return sets.map((set) => (set.root === undefined || confirmed.has(set.root) ? undefined : leaseLost(set.root)));
+    owner,
+    leaseOf(set: ChangeSet) {
+      if (set.root === undefined) return undefined;
+      return held.get(set.root) ?? lose(set.root);
     },
+    lose,
   };
 }

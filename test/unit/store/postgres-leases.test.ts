@@ -49,6 +49,14 @@ const book = (owner: string, maxPerTenant = 100): LeaseBook =>
 const expire = (ids: readonly string[]) =>
   pool.query(`UPDATE workflows SET lease_until = now() - interval '1 second' WHERE id = ANY($1::text[])`, [ids]);
 const tenantsOf = (leases: readonly Lease[]) => leases.map((l) => l.tenantId);
+/** The group commit's fence alone (migrations/postgres/0022, nothing to write): the roots it finds lost. */
+async function lostUnder(client: pg.PoolClient, owner: string, leases: readonly Lease[]): Promise<string[]> {
+  const { rows } = await client.query<{ lost: string[] }>(
+    "SELECT baton_group_commit($1, $2, $3, '[]', 0, '[]', 0, NULL, '{}', '{}', NULL) AS lost",
+    [owner, leases.map((l) => l.workflowId), leases.map((l) => l.epoch)],
+  );
+  return rows[0]?.lost ?? [];
+}
 
 describe('PostgreSQL leases', () => {
   it('claim the tenant with the fewest live leases first, oldest first within a tenant', async () => {
@@ -97,24 +105,37 @@ describe('PostgreSQL leases', () => {
     const a = book('instance-a');
     const b = book('instance-b');
     const [held] = await a.claim(1);
-    expect(held?.epoch).toBe(1);
+    expect(held).toMatchObject({ epoch: 1, untouched: true });
     await expire([id as string]);
     const [taken] = await b.claim(1);
-    expect(taken).toEqual({ workflowId: id, tenantId: 't', epoch: 2 });
+    // Claimed before: whatever a ran of it is in the row, not in b's memory.
+    expect(taken).toEqual({ workflowId: id, tenantId: 't', epoch: 2, untouched: false });
 
     expect(await a.heartbeat()).toEqual(new Set());
     expect(await b.heartbeat()).toEqual(new Set([id]));
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
-      expect(await a.fence(client, [held as Lease])).toEqual(new Set());
-      expect(await b.fence(client, [taken as Lease])).toEqual(new Set([id]));
+      expect(await lostUnder(client, 'instance-a', [held as Lease])).toEqual([id]);
+      expect(await lostUnder(client, 'instance-b', [taken as Lease])).toEqual([]);
       await client.query('COMMIT');
     } finally {
       client.release();
     }
     expect(await a.release(held as Lease)).toBe(false);
     expect(await b.release(taken as Lease)).toBe(true);
+  });
+
+  it('call a first claim untouched only on a row still idle and not cancelled', async () => {
+    const [fresh, cancelled, started] = await roots('t', 3);
+    await pool.query('UPDATE workflows SET cancel_requested = 1 WHERE id = $1', [cancelled]);
+    await pool.query("UPDATE workflows SET status = 'running' WHERE id = $1", [started]);
+    const claimed = await book('instance-a').claim(3);
+    expect(Object.fromEntries(claimed.map((l) => [l.workflowId, [l.epoch, l.untouched]]))).toEqual({
+      [fresh as string]: [1, true],
+      [cancelled as string]: [1, false],
+      [started as string]: [1, false],
+    });
   });
 
   it('renew every lease of an instance in one heartbeat, and reap the expired ones of a silent one', async () => {
@@ -138,7 +159,7 @@ describe('PostgreSQL leases', () => {
     const writer = await pool.connect();
     try {
       await writer.query('BEGIN');
-      expect(await a.fence(writer, [held as Lease])).toEqual(new Set([id]));
+      expect(await lostUnder(writer, 'instance-a', [held as Lease])).toEqual([]);
       // The lease is past its time, but the write holds the row: a claim skips it, not steals it.
       expect(await book('instance-b').claim(1)).toEqual([]);
       await writer.query('COMMIT');
