@@ -201,8 +201,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     tenantDailyBudgetUsd: config.TENANT_DAILY_BUDGET_USD,
     maxConversationBytes: config.MAX_CONVERSATION_BYTES,
     onError,
-    // Scaled out, a cluster cron prunes them (store/postgres/background-jobs.ts).
-    prunesIdempotencyKeys: scaleOut === undefined,
+    // Scaled out, a cluster cron prunes (store/postgres/background-jobs.ts) and the leased queue claims.
+    soleInstance: scaleOut === undefined,
   });
 
   const stopFailureLog = logFailedWorkflows(events, logger);

@@ -116,8 +116,12 @@ export interface ExecutorOptions {
   /** Bytes one node's conversation may reach (MAX_CONVERSATION_BYTES). */
   maxConversationBytes: number;
   onError: (err: unknown, context: Record<string, unknown>) => void;
-  /** Whether this executor prunes old idempotency keys hourly (default true); scaled out a cluster cron does. */
-  prunesIdempotencyKeys?: boolean;
+  /**
+   * Whether this executor is its database's only one (default true): it prunes old idempotency
+   * keys hourly and queues the unfinished workflows at start. Scaled out, a cluster cron prunes
+   * and the leased queue claims what is unfinished (docs/operations.md#scale-out).
+   */
+  soleInstance?: boolean;
 }
 
 /** The true reason a decision was refused, told to the client that lost (or came too late). */
@@ -357,7 +361,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
       const prune = () =>
         store.pruneIdempotencyKeys(clock.now() - IDEMPOTENCY_TTL_MS).catch((err) => options.onError(err, {}));
       clearInterval(pruneTimer);
-      if (options.prunesIdempotencyKeys ?? true) {
+      const sole = options.soleInstance ?? true;
+      if (sole) {
         void prune();
         pruneTimer = setInterval(prune, 60 * 60 * 1000);
         pruneTimer.unref();
@@ -378,7 +383,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
           }
         },
       });
-      for (const { id, tenantId } of await store.resumable()) queue.enqueue(id, tenantId);
+      if (sole) for (const { id, tenantId } of await store.resumable()) queue.enqueue(id, tenantId);
     },
 
     async shutdown(graceMs) {
