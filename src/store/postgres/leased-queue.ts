@@ -56,6 +56,12 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
   let delivering = false;
   let claiming: Promise<void> | undefined;
   let claimWanted = false;
+  /**
+   * Whether a claim may find something: false once a claim took every claimable root, until this
+   * instance hears of new work (a submission here, a notice, a reap, the idle poll). A run ending
+   * here then claims only while roots wait (behind a tenant's cap, say), not after every run.
+   */
+  let mayFind = true;
   let noticeQueued = false;
   let timers: NodeJS.Timeout[] = [];
   let poll: NodeJS.Timeout | undefined;
@@ -77,8 +83,10 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
     signals?.lost(rootWorkflowId);
   }
 
-  function claimSoon(): void {
-    if (!delivering) return;
+  /** Claims when something may wait; `news`: this instance just heard of work. */
+  function claimSoon(news = true): void {
+    if (news) mayFind = true;
+    if (!delivering || !mayFind) return;
     if (claiming) {
       claimWanted = true;
       return;
@@ -88,7 +96,9 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
         claimWanted = false;
         const room = concurrency - held.size;
         if (room <= 0) return;
-        const leases = await book.claim(room);
+        const { leases, waiting } = await book.claim(room);
+        // Work heard of while this claim ran sets it again (the claim may have missed it).
+        if (!claimWanted) mayFind = waiting > 0;
         stats.claims += leases.length;
         for (const lease of leases) {
           held.add(lease);
@@ -101,7 +111,7 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
       .catch((err) => report(err))
       .finally(() => {
         claiming = undefined;
-        if (claimWanted) claimSoon();
+        if (claimWanted) claimSoon(false);
       });
   }
 
@@ -139,7 +149,8 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
         await book.release(lease, at).catch((err) => report(err, { workflowId }));
         announceWork();
       }
-      claimSoon();
+      // A place is free: worth a claim while roots wait (its tenant's cap may have held one back).
+      claimSoon(false);
     }
   }
 

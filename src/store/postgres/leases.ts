@@ -23,10 +23,10 @@ export interface LeaseBookOptions {
   maxPerTenant: number;
 }
 
-/** Transaction-level advisory lock key serializing claims, so the per-tenant cap holds across instances. */
-const CLAIM_LOCK = '7161440526158737006';
-
-/** A root workflow still to run whose lease is free or past its time, as alias `w` of the query. */
+/**
+ * A root workflow still to run whose lease is free or past its time, as alias `w` of the query;
+ * the claim (baton_claim, migrations/postgres/0023) spells the same predicate out.
+ */
 const claimable = (w: string) => `${w}.parent_workflow_id IS NULL AND ${w}.status IN ('idle', 'running')
      AND ${w}.parked = 0 AND (${w}.lease_owner IS NULL OR ${w}.lease_until <= now())`;
 
@@ -37,48 +37,26 @@ const claimable = (w: string) => `${w}.parent_workflow_id IS NULL AND ${w}.statu
 const WAITS_FOR_DECISION = `(status = 'idle' AND cancel_requested = 0 AND checkpoint IS NOT NULL
      AND (checkpoint::json ->> 'state') = 'pending')`;
 
-/**
- * Claims up to `limit` root workflows to run: unleased or expired, tenants with the fewest live
- * leases first (ranked by the count each claim would bring its tenant to, so a flooding tenant
- * waits behind the others), never more than `maxPerTenant` live per tenant. Claims are serialized
- * by an advisory lock for the length of their short transaction: each then counts the leases the
- * others committed, so two instances cannot both take a tenant's last place.
- */
-const CLAIM = `
-WITH live AS (
-  SELECT tenant_id, count(*)::int AS n FROM workflows
-   WHERE lease_owner IS NOT NULL AND lease_until > now()
-   GROUP BY tenant_id
-), ranked AS (
-  SELECT w.id, w.created_at,
-         coalesce(l.n, 0) + row_number() OVER (PARTITION BY w.tenant_id ORDER BY w.created_at, w.id) AS after
-    FROM workflows w LEFT JOIN live l ON l.tenant_id = w.tenant_id
-   WHERE ${claimable('w')}
-), picked AS (
-  SELECT id, after, created_at FROM ranked WHERE after <= $3 ORDER BY after, created_at, id LIMIT $2
-), locked AS (
-  SELECT c.id, p.after, p.created_at FROM workflows c JOIN picked p ON p.id = c.id
-   WHERE ${claimable('c')} FOR UPDATE OF c SKIP LOCKED
-)
-UPDATE workflows w
-   SET lease_owner = $1, lease_epoch = w.lease_epoch + 1, lease_until = now() + $4 * interval '1 millisecond'
-  FROM locked
- WHERE w.id = locked.id
-RETURNING w.id, w.tenant_id, w.lease_epoch, locked.after, locked.created_at,
-          (w.lease_epoch = 1 AND w.status = 'idle' AND w.cancel_requested = 0) AS untouched`;
-
+/** baton_claim's one row (migrations/postgres/0023); BIGINTs come back from pg as strings. */
 interface ClaimRow {
-  id: string;
-  tenant_id: string;
-  /** BIGINT and count arithmetic come back from pg as strings. */
-  lease_epoch: string;
-  after: string;
-  created_at: string;
-  untouched: boolean;
+  ids: string[];
+  tenant_ids: string[];
+  epochs: string[];
+  afters: string[];
+  created: string[];
+  untouched: boolean[];
+  waiting: string;
+}
+
+export interface Claimed {
+  /** In start order. */
+  leases: Lease[];
+  /** Claimable roots the claim left (past its limit or a tenant's cap): 0 when it took them all. */
+  waiting: number;
 }
 
 export interface LeaseBook {
-  claim(limit: number): Promise<Lease[]>;
+  claim(limit: number): Promise<Claimed>;
   /**
    * Claims one given root now, outside the tenant cap (a cancel settled on the instance that took
    * it); undefined when another instance holds it live or it is not to run.
@@ -103,30 +81,30 @@ export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): Lease
   const { owner, leaseMs, maxPerTenant } = options;
   return {
     async claim(limit) {
-      if (limit <= 0) return [];
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
-        const { rows } = await client.query<ClaimRow>(CLAIM, [owner, limit, maxPerTenant, leaseMs]);
-        await client.query('COMMIT');
-        // RETURNING comes in no particular order: the claim's order is the start order.
-        rows.sort(
-          (x, y) =>
-            Number(x.after) - Number(y.after) || Number(x.created_at) - Number(y.created_at) || (x.id < y.id ? -1 : 1),
-        );
-        return rows.map((r) => ({
-          workflowId: r.id,
-          tenantId: r.tenant_id,
-          epoch: Number(r.lease_epoch),
-          untouched: r.untouched,
-        }));
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
+      if (limit <= 0) return { leases: [], waiting: 0 };
+      // One round trip: the function takes the claims' advisory lock, then claims
+      // (migrations/postgres/0023 says how the per-tenant cap holds across instances).
+      const { rows } = await pool.query<ClaimRow>({
+        name: 'baton_claim',
+        text: 'SELECT ids, tenant_ids, epochs, afters, created, untouched, waiting FROM baton_claim($1, $2, $3, $4)',
+        values: [owner, limit, maxPerTenant, leaseMs],
+      });
+      const row = rows[0] as ClaimRow;
+      const claimed = row.ids.map((id, i) => ({
+        lease: {
+          workflowId: id,
+          tenantId: row.tenant_ids[i] as string,
+          epoch: Number(row.epochs[i]),
+          untouched: row.untouched[i] === true,
+        },
+        after: Number(row.afters[i]),
+        created: Number(row.created[i]),
+      }));
+      // The claim's order is the start order.
+      claimed.sort(
+        (x, y) => x.after - y.after || x.created - y.created || (x.lease.workflowId < y.lease.workflowId ? -1 : 1),
+      );
+      return { leases: claimed.map((c) => c.lease), waiting: Number(row.waiting) };
     },
 
     async claimOne(workflowId) {

@@ -48,6 +48,7 @@ const book = (owner: string, maxPerTenant = 100): LeaseBook =>
   createLeaseBook(pool, { owner, leaseMs: LEASE_MS, maxPerTenant });
 const expire = (ids: readonly string[]) =>
   pool.query(`UPDATE workflows SET lease_until = now() - interval '1 second' WHERE id = ANY($1::text[])`, [ids]);
+const leasesOf = async (b: LeaseBook, limit: number) => (await b.claim(limit)).leases;
 const tenantsOf = (leases: readonly Lease[]) => leases.map((l) => l.tenantId);
 /** The group commit's fence alone (migrations/postgres/0022, nothing to write): the roots it finds lost. */
 async function lostUnder(client: pg.PoolClient, owner: string, leases: readonly Lease[]): Promise<string[]> {
@@ -64,17 +65,27 @@ describe('PostgreSQL leases', () => {
     await roots('small', 2);
     await roots('other', 1);
     const a = book('instance-a');
-    const first = await a.claim(1);
+    const first = await leasesOf(a, 1);
     expect(first.map((l) => l.workflowId)).toEqual([big[0]]);
     // big now holds one live lease: the next claims interleave the others before its second.
-    expect(tenantsOf(await a.claim(4))).toEqual(['small', 'other', 'big', 'small']);
+    expect(tenantsOf(await leasesOf(a, 4))).toEqual(['small', 'other', 'big', 'small']);
+  });
+
+  it('say how many claimable roots a claim left, past its limit or a tenant cap', async () => {
+    await roots('t', 3);
+    await roots('u', 3);
+    const a = book('instance-a', 2);
+    expect(await a.claim(1)).toMatchObject({ leases: [{ tenantId: 't' }], waiting: 5 });
+    // Room for ten, but each tenant may hold two: one root of each waits behind its cap.
+    expect(await a.claim(10)).toMatchObject({ leases: { length: 3 }, waiting: 2 });
+    expect(await a.claim(10)).toEqual({ leases: [], waiting: 2 });
   });
 
   it('never hold more than the per-tenant cap across instances claiming at once', async () => {
     await roots('flood', 40);
     await roots('quiet', 3);
     const books = ['a', 'b', 'c'].map((o) => book(`instance-${o}`, 5));
-    const claimed = (await Promise.all(books.map((b) => b.claim(20)))).flat();
+    const claimed = (await Promise.all(books.map((b) => leasesOf(b, 20)))).flat();
     const byTenant = new Map<string, number>();
     for (const l of claimed) byTenant.set(l.tenantId, (byTenant.get(l.tenantId) ?? 0) + 1);
     expect(byTenant.get('flood')).toBe(5);
@@ -96,18 +107,18 @@ describe('PostgreSQL leases', () => {
     );
     const a = book('instance-a');
     const b = book('instance-b');
-    expect((await a.claim(10)).map((l) => l.workflowId)).toEqual([id]);
-    expect(await b.claim(10)).toEqual([]);
+    expect((await leasesOf(a, 10)).map((l) => l.workflowId)).toEqual([id]);
+    expect(await leasesOf(b, 10)).toEqual([]);
   });
 
   it('raise the epoch at every claim; the old holder is fenced out and its heartbeat loses the run', async () => {
     const [id] = await roots('t', 1);
     const a = book('instance-a');
     const b = book('instance-b');
-    const [held] = await a.claim(1);
+    const [held] = await leasesOf(a, 1);
     expect(held).toMatchObject({ epoch: 1, untouched: true });
     await expire([id as string]);
-    const [taken] = await b.claim(1);
+    const [taken] = await leasesOf(b, 1);
     // Claimed before: whatever a ran of it is in the row, not in b's memory.
     expect(taken).toEqual({ workflowId: id, tenantId: 't', epoch: 2, untouched: false });
 
@@ -130,7 +141,7 @@ describe('PostgreSQL leases', () => {
     const [fresh, cancelled, started] = await roots('t', 3);
     await pool.query('UPDATE workflows SET cancel_requested = 1 WHERE id = $1', [cancelled]);
     await pool.query("UPDATE workflows SET status = 'running' WHERE id = $1", [started]);
-    const claimed = await book('instance-a').claim(3);
+    const claimed = await leasesOf(book('instance-a'), 3);
     expect(Object.fromEntries(claimed.map((l) => [l.workflowId, [l.epoch, l.untouched]]))).toEqual({
       [fresh as string]: [1, true],
       [cancelled as string]: [1, false],
@@ -142,31 +153,31 @@ describe('PostgreSQL leases', () => {
     await roots('t', 3);
     const a = book('instance-a');
     const silent = book('instance-silent');
-    const mine = await a.claim(2);
-    const theirs = await silent.claim(1);
+    const mine = await leasesOf(a, 2);
+    const theirs = await leasesOf(silent, 1);
     await expire([...mine, ...theirs].map((l) => l.workflowId));
     expect(await a.heartbeat()).toEqual(new Set(mine.map((l) => l.workflowId)));
     expect(await a.reap()).toEqual(theirs.map((l) => l.workflowId));
     expect(await silent.heartbeat()).toEqual(new Set());
-    expect((await book('instance-c').claim(5)).map((l) => l.workflowId)).toEqual(theirs.map((l) => l.workflowId));
+    expect((await leasesOf(book('instance-c'), 5)).map((l) => l.workflowId)).toEqual(theirs.map((l) => l.workflowId));
   });
 
   it('hold a claim back while a fenced write of the same run is in flight', async () => {
     const [id] = await roots('t', 1);
     const a = book('instance-a');
-    const [held] = await a.claim(1);
+    const [held] = await leasesOf(a, 1);
     await expire([id as string]);
     const writer = await pool.connect();
     try {
       await writer.query('BEGIN');
       expect(await lostUnder(writer, 'instance-a', [held as Lease])).toEqual([]);
       // The lease is past its time, but the write holds the row: a claim skips it, not steals it.
-      expect(await book('instance-b').claim(1)).toEqual([]);
+      expect(await leasesOf(book('instance-b'), 1)).toEqual([]);
       await writer.query('COMMIT');
     } finally {
       writer.release();
     }
-    expect((await book('instance-b').claim(1)).map((l) => l.epoch)).toEqual([2]);
+    expect((await leasesOf(book('instance-b'), 1)).map((l) => l.epoch)).toEqual([2]);
   });
 });
 
@@ -177,11 +188,11 @@ describe('PostgreSQL leases: waiting for a person', () => {
     const [waiting, decided, cancelled] = await roots('t', 3);
     await pool.query('UPDATE workflows SET checkpoint = $1', [PENDING]);
     const a = book('instance-a');
-    const leases = await a.claim(3);
+    const leases = await leasesOf(a, 3);
     expect(leases).toHaveLength(3);
     for (const lease of leases) expect(await a.release(lease)).toBe(true);
     // Released while still pending: no one claims them again only to find them waiting.
-    expect(await a.claim(3)).toEqual([]);
+    expect(await leasesOf(a, 3)).toEqual([]);
     expect(await a.claimOne(waiting as string)).toBeUndefined();
 
     await pool.query(`UPDATE workflows SET checkpoint = $1, parked = 0 WHERE id = $2`, [
@@ -189,21 +200,21 @@ describe('PostgreSQL leases: waiting for a person', () => {
       decided,
     ]);
     await pool.query('UPDATE workflows SET cancel_requested = 1, parked = 0 WHERE id = $1', [cancelled]);
-    expect((await a.claim(3)).map((l) => l.workflowId).sort()).toEqual([decided, cancelled].sort());
+    expect((await leasesOf(a, 3)).map((l) => l.workflowId).sort()).toEqual([decided, cancelled].sort());
   });
 
   it('leave unparked a root decided before its lease was given back', async () => {
     const [id] = await roots('t', 1);
     await pool.query('UPDATE workflows SET checkpoint = $1', [PENDING]);
     const a = book('instance-a');
-    const [lease] = await a.claim(1);
+    const [lease] = await leasesOf(a, 1);
     // The decision lands while the run that announced the wait still holds the lease.
     await pool.query('UPDATE workflows SET checkpoint = $1, parked = 0 WHERE id = $2', [
       JSON.stringify({ state: 'approved', reason: null, at: 1 }),
       id,
     ]);
     expect(await a.release(lease as Lease)).toBe(true);
-    expect((await a.claim(1)).map((l) => [l.workflowId, l.epoch])).toEqual([[id, 2]]);
+    expect((await leasesOf(a, 1)).map((l) => [l.workflowId, l.epoch])).toEqual([[id, 2]]);
   });
 
   it('claim one given root at once, never one another instance holds live', async () => {
