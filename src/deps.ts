@@ -96,6 +96,8 @@ export interface DepsOverrides {
   random?: RandomSource;
   /** Extra or replacement providers by prefix (tests point `anthropic` at a fake server this way too). */
   providers?: Record<string, LlmProvider>;
+  /** The stores to run over, opened by the caller (default: DATABASE_URL's PostgreSQL, else DATABASE_PATH's SQLite). */
+  stores?: StoreSet;
 }
 
 /** Builds every collaborator from the config. The only place (with main.ts) that names concrete classes. */
@@ -109,13 +111,15 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   };
   const instanceId = newId('in');
   // DATABASE_URL picks PostgreSQL; without it the SQLite file at DATABASE_PATH, as always.
-  const stores = config.DATABASE_URL
-    ? await openPostgresStores({
-        ...storeOptions,
-        instanceId,
-        config: { ...config, DATABASE_URL: config.DATABASE_URL },
-      })
-    : openSqliteStores({ ...storeOptions, config });
+  const stores =
+    overrides.stores ??
+    (config.DATABASE_URL
+      ? await openPostgresStores({
+          ...storeOptions,
+          instanceId,
+          config: { ...config, DATABASE_URL: config.DATABASE_URL },
+        })
+      : openSqliteStores({ ...storeOptions, config }));
   const { store, apiKeys, traces, metrics, corpora, engagement, agents, usage, retention } = stores;
   await apiKeys.sync(config.API_KEYS.map(({ tenantId, key }) => ({ tenantId, keyHash: hashApiKey(key) })));
 

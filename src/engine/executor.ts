@@ -375,11 +375,17 @@ export function createExecutor(options: ExecutorOptions): Executor {
           }
         },
         cancelled(ids) {
+          // The flag is durable before the notice is sent: a run that reads its row later sees it.
           for (const id of ids) {
+            justSubmitted.delete(id);
             const run = active.get(id);
-            if (!run) continue;
-            cancelRequested.add(id);
-            run.abort(cancelledError());
+            if (run) {
+              cancelRequested.add(id);
+              run.abort(cancelledError());
+            } else if (inFlight.has(id)) {
+              // Claimed here and starting: its run is not registered yet, and takes the flag from here.
+              cancelRequested.add(id);
+            }
           }
         },
       });

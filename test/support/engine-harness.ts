@@ -6,6 +6,8 @@ import type { WorkflowEvent } from '../../src/domain/events.js';
 import type { LlmProvider } from '../../src/domain/ports.js';
 import type { WorkflowRecord } from '../../src/domain/records.js';
 import { createLogger } from '../../src/logging/logger.js';
+import { openSqliteStores } from '../../src/store/sqlite/open.js';
+import type { ScaleOut } from '../../src/store/store-set.js';
 import { advanceUntil, createManualClock, type ManualClock, settleEventLoop } from './manual-clock.js';
 import { createScriptedModel, describeRequest, type ScriptedModel } from './scripted-model.js';
 
@@ -30,6 +32,8 @@ export interface EngineHarnessOptions {
   prefix?: string;
   /** More providers by prefix, as createDeps takes them. */
   providers?: Record<string, LlmProvider>;
+  /** Runs the SQLite stores as if scaled out: the work queue and bus wrapped by this (RunSignals tests). */
+  scaleOut?: ScaleOut;
 }
 
 export interface Ended {
@@ -110,10 +114,15 @@ export async function createEngineHarness(options: EngineHarnessOptions = {}): P
     DEFAULT_MODEL: `${model.prefix}/default`,
     ...options.env,
   });
+  const stores = options.scaleOut && {
+    ...openSqliteStores({ clock, warn: (message) => logger.warn(message), config }),
+    scaleOut: options.scaleOut,
+  };
   const deps = await createDeps(config, {
     clock,
     logger,
     providers: { ...options.providers, [model.prefix]: model },
+    ...(stores ? { stores } : {}),
   });
 
   const published = new Map<string, WorkflowEvent[]>();
