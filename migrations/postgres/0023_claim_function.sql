@@ -14,7 +14,11 @@
 CREATE FUNCTION baton_claim(p_owner TEXT, p_limit INT, p_max_per_tenant INT, p_lease_ms BIGINT,
   OUT ids TEXT[], OUT tenant_ids TEXT[], OUT epochs BIGINT[], OUT afters BIGINT[], OUT created BIGINT[],
   OUT untouched BOOLEAN[], OUT waiting BIGINT)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE
+-- Its scans have indexes (workflows_leased, workflows_claimable); the plan the session keeps must
+-- not become a sequential scan of every workflow ever run (see 0022).
+SET enable_seqscan = off
+AS $$
 BEGIN
   PERFORM pg_advisory_xact_lock(7161440526158737006);
   WITH live AS (

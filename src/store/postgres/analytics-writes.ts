@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { AgentUse } from '../../domain/agents.js';
+import { NotFoundError } from '../../domain/errors.js';
 import { recordCostUsd } from '../../domain/metrics.js';
 import type { ChangeSet } from '../../domain/ports.js';
 
@@ -7,20 +8,38 @@ import type { ChangeSet } from '../../domain/ports.js';
 export type Tx = Pick<pg.PoolClient, 'query'>;
 
 /**
- * The analytics rows a commit writes (efficiency records, rewards, tool calls, retrieval runs) and
- * the agent uses a workflow's creation writes, inside the workflow store's transaction. One
- * statement per table however many rows: the rows travel as one JSON array parameter, expanded by
- * `json_to_recordset`, so a group commit of many runs costs as many statements as one.
+ * One statement of a write and its rows: `sql` (a constant of this build, never data) takes the
+ * rows as its one parameter `$1`, a JSON array expanded by `json_to_recordset`, so a group commit of
+ * many runs costs as many statements as one. `expect`: the rows it must touch, else the write fails
+ * with `missing` (a NotFoundError's subject).
  */
-export async function writeAnalytics(
-  tx: Tx,
+export interface RowsStatement {
+  sql: string;
+  rows: string;
+  expect?: { count: number; missing: string };
+}
+
+/** Runs the statements in order, on a connection inside an open transaction. */
+export async function runStatements(tx: Tx, statements: readonly RowsStatement[]): Promise<void> {
+  for (const statement of statements) {
+    const { rowCount } = await tx.query(statement.sql, [statement.rows]);
+    if (statement.expect && rowCount !== statement.expect.count) throw new NotFoundError(statement.expect.missing);
+  }
+}
+
+/**
+ * The analytics rows a commit writes (efficiency records, rewards, tool calls, retrieval runs),
+ * one statement per table however many rows.
+ */
+export function analyticsStatements(
   changes: Pick<ChangeSet, 'efficiency' | 'rewards' | 'toolCalls' | 'retrievalRuns'>,
-): Promise<void> {
+): RowsStatement[] {
   const { efficiency, rewards, toolCalls, retrievalRuns } = changes;
+  const statements: RowsStatement[] = [];
   // Rewards first: the order the SQLite store writes them in (its roll-up reads the reward).
   if (rewards?.length) {
-    await tx.query(
-      `INSERT INTO rewards (workflow_id, tenant_id, task_type, complexity, outcome_reward, efficiency_reward,
+    statements.push({
+      sql: `INSERT INTO rewards (workflow_id, tenant_id, task_type, complexity, outcome_reward, efficiency_reward,
          preference_reward, aggregate_reward, created_at, updated_at)
        SELECT * FROM json_to_recordset($1) AS r (workflow_id text, tenant_id text, task_type text, complexity text,
          outcome_reward float8, efficiency_reward float8, preference_reward float8, aggregate_reward float8,
@@ -29,16 +48,14 @@ export async function writeAnalytics(
          outcome_reward = excluded.outcome_reward, efficiency_reward = excluded.efficiency_reward,
          preference_reward = excluded.preference_reward, aggregate_reward = excluded.aggregate_reward,
          updated_at = excluded.updated_at`,
-      [
-        JSON.stringify(
-          lastPerKey(rewards, (r) => r.workflow_id).map((r) => ({
-            ...r,
-            created_at: Date.parse(r.created_at),
-            updated_at: Date.parse(r.updated_at),
-          })),
-        ),
-      ],
-    );
+      rows: JSON.stringify(
+        lastPerKey(rewards, (r) => r.workflow_id).map((r) => ({
+          ...r,
+          created_at: Date.parse(r.created_at),
+          updated_at: Date.parse(r.updated_at),
+        })),
+      ),
+    });
   }
   if (efficiency?.length) {
     const rows = lastPerKey(efficiency, (r) => r.task_id).map(({ tenant_id, ...record }) => {
@@ -58,8 +75,8 @@ export async function writeAnalytics(
         simulated_cost_usd: cost.simulated,
       };
     });
-    await tx.query(
-      `INSERT INTO efficiency (workflow_id, tenant_id, task_type, complexity, outcome, created_at, record,
+    statements.push({
+      sql: `INSERT INTO efficiency (workflow_id, tenant_id, task_type, complexity, outcome, created_at, record,
          efficiency_score, wall_time_seconds, retry_count, cost_usd, simulated_cost_usd)
        SELECT * FROM json_to_recordset($1) AS r (workflow_id text, tenant_id text, task_type text, complexity text,
          outcome text, created_at bigint, record text, efficiency_score float8, wall_time_seconds float8,
@@ -68,22 +85,22 @@ export async function writeAnalytics(
          outcome = excluded.outcome, created_at = excluded.created_at, record = excluded.record,
          efficiency_score = excluded.efficiency_score, wall_time_seconds = excluded.wall_time_seconds,
          retry_count = excluded.retry_count, cost_usd = excluded.cost_usd, simulated_cost_usd = excluded.simulated_cost_usd`,
-      [JSON.stringify(rows)],
-    );
+      rows: JSON.stringify(rows),
+    });
   }
   if (toolCalls?.length) {
-    await tx.query(
-      `INSERT INTO tool_calls (tenant_id, workflow_id, node_id, tool, agent, model, success, latency_ms, result_bytes, at)
+    statements.push({
+      sql: `INSERT INTO tool_calls (tenant_id, workflow_id, node_id, tool, agent, model, success, latency_ms, result_bytes, at)
        SELECT "tenantId", "workflowId", "nodeId", tool, agent, model, success::int, "latencyMs", "resultBytes", at
          FROM json_to_recordset($1) AS c ("tenantId" text, "workflowId" text, "nodeId" text, tool text, agent text,
            model text, success boolean, "latencyMs" int, "resultBytes" int, at bigint)`,
       // Rounded here as the SQLite store does (Math.round: halves up); round() on float8 rounds them to even.
-      [JSON.stringify(toolCalls.map((c) => ({ ...c, latencyMs: Math.round(c.latencyMs) })))],
-    );
+      rows: JSON.stringify(toolCalls.map((c) => ({ ...c, latencyMs: Math.round(c.latencyMs) }))),
+    });
   }
   if (retrievalRuns?.length) {
-    await tx.query(
-      `INSERT INTO retrieval_runs (tenant_id, workflow_id, node_id, node_name, task_type, agent, model, corpus_id, mode,
+    statements.push({
+      sql: `INSERT INTO retrieval_runs (tenant_id, workflow_id, node_id, node_name, task_type, agent, model, corpus_id, mode,
          retrieval_calls, steps, loop_exhausted, halt_reason, guard, guard_min_calls, guard_interventions, relevant, at)
        SELECT "tenantId", "workflowId", "nodeId", "nodeName", "taskType", agent, model, "corpusId", mode,
          "retrievalCalls", steps, "loopExhausted"::int, "haltReason", guard, "guardMinCalls", "guardInterventions",
@@ -92,23 +109,27 @@ export async function writeAnalytics(
            "taskType" text, agent text, model text, "corpusId" text, mode text, "retrievalCalls" int, steps int,
            "loopExhausted" boolean, "haltReason" text, guard text, "guardMinCalls" int, "guardInterventions" int,
            relevant boolean, at bigint)`,
-      [JSON.stringify(retrievalRuns)],
-    );
+      rows: JSON.stringify(retrievalRuns),
+    });
   }
+  return statements;
 }
 
-export async function insertAgentUses(tx: Tx, uses: readonly AgentUse[]): Promise<void> {
-  if (uses.length === 0) return;
-  await tx.query(
-    `INSERT INTO agent_uses (workflow_id, node, tenant_id, agent, version, strategy, role, task_type, complexity,
+/** The agent uses of workflows being created. */
+export function agentUseStatements(uses: readonly AgentUse[]): RowsStatement[] {
+  if (uses.length === 0) return [];
+  return [
+    {
+      sql: `INSERT INTO agent_uses (workflow_id, node, tenant_id, agent, version, strategy, role, task_type, complexity,
        scores, reference, saved_usd, saved_simulated_usd, created_at)
      SELECT "workflowId", node, "tenantId", agent, version, strategy, role, "taskType", complexity,
        scores::text, reference, "savedUsd", "savedSimulatedUsd", "createdAt"
        FROM json_to_recordset($1) AS u ("workflowId" text, node text, "tenantId" text, agent text, version int,
          strategy text, role text, "taskType" text, complexity text, scores json, reference text, "savedUsd" float8,
          "savedSimulatedUsd" float8, "createdAt" bigint)`,
-    [JSON.stringify(uses)],
-  );
+      rows: JSON.stringify(uses),
+    },
+  ];
 }
 
 /** One row per key, the last written: an upsert statement may not touch a row twice. */

@@ -3,7 +3,7 @@ import { NotFoundError } from '../../domain/errors.js';
 import type { ChangeSet, NewWorkflow } from '../../domain/ports.js';
 import { draftJournalRows } from '../journal-codec.js';
 import { NODE_COLUMNS, nodeValues, WORKFLOW_COLUMNS, workflowValues } from '../workflow-rows.js';
-import { insertAgentUses, type Tx, writeAnalytics } from './analytics-writes.js';
+import { agentUseStatements, analyticsStatements, type RowsStatement } from './analytics-writes.js';
 import { journalArguments } from './journal.js';
 import { nodePatchRows, workflowPatchRows } from './patches.js';
 
@@ -15,17 +15,18 @@ export interface BatchLeases {
 
 const GROUP_COMMIT = {
   name: 'baton_group_commit',
-  text: 'SELECT baton_group_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS lost',
+  text: `SELECT baton_group_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+    AS lost`,
 };
 
 /**
- * Writes change sets — every one a group commit took in — in one transaction (docs/design.md#storage:
- * a statement on PostgreSQL costs what a whole step costs on SQLite). What every step writes
- * (fence, patches, requests taken, the journal, event notices) is one call of baton_group_commit
- * (migrations/postgres/0022), so a batch of steps is one statement and one round trip; the rarer
- * tables (new workflows, reflections, metrics, tool analytics, spend) are written beside it, in
- * the same transaction, when a set has them. Returns the roots whose lease the fence found lost:
- * then nothing at all was written.
+ * Writes change sets — every one a group commit took in — in ONE statement (docs/design.md#storage:
+ * a statement on PostgreSQL costs what a whole step costs on SQLite): a call of baton_group_commit
+ * (migrations/postgres/0022), its own transaction. It runs the fence, the workflow and node patches
+ * with requests taken, the journal rows and event notices itself; the other tables' statements
+ * (new workflows before the patches; reflections, metrics, tool analytics, spend after the journal)
+ * travel with it as SQL constants and their rows. Returns the roots whose lease the fence found
+ * lost: then nothing at all was written.
  */
 export async function writeChangeSets(
   pool: pg.Pool,
@@ -42,68 +43,44 @@ export async function writeChangeSets(
   const nodes = nodePatchRows(all('nodes'));
   // Drafted per change set: a set's usage belongs to its own journal row.
   const journal = journalArguments(sets.flatMap((s) => draftJournalRows(s)));
-  const call = {
-    ...GROUP_COMMIT,
-    values: [
-      fence.owner,
-      fence.leases.map((l) => l.workflowId),
-      fence.leases.map((l) => l.epoch),
-      workflows.json,
-      workflows.count,
-      nodes.json,
-      nodes.count,
-      journal.rows,
-      journal.appendIds,
-      journal.firstEvents,
-      notices.length === 0 ? null : notices,
-    ],
-  };
-  const created = all('newWorkflows');
-  const reflections = all('reflections');
-  const outcomes = all('reflectionOutcomes');
-  const analytics = {
-    efficiency: all('efficiency'),
-    rewards: all('rewards'),
-    toolCalls: all('toolCalls'),
-    retrievalRuns: all('retrievalRuns'),
-  };
-  const spend = all('tenantSpend');
-  const rare =
-    created.length + reflections.length + outcomes.length + spend.length > 0 ||
-    Object.values(analytics).some((rows) => rows.length > 0);
-  const client = await pool.connect();
+  // The order is the SQLite store's: new workflows before what refers to them.
+  const before = newWorkflowStatements(all('newWorkflows'));
+  const after = [
+    ...reflectionStatements(all('reflections'), all('reflectionOutcomes')),
+    ...analyticsStatements({
+      efficiency: all('efficiency'),
+      rewards: all('rewards'),
+      toolCalls: all('toolCalls'),
+      retrievalRuns: all('retrievalRuns'),
+    }),
+    ...spendStatements(all('tenantSpend')),
+  ];
   try {
-    // One statement is its own transaction: the common batch needs no BEGIN nor COMMIT.
-    if (!rare) return await groupCommit(client, call);
-    await client.query('BEGIN');
-    try {
-      // The order is the SQLite store's: new workflows before what refers to them.
-      await insertWorkflows(client, created);
-      const lost = await groupCommit(client, call);
-      if (lost.length > 0) {
-        await client.query('ROLLBACK');
-        return lost;
-      }
-      await writeReflections(client, reflections, outcomes);
-      await writeAnalytics(client, analytics);
-      await writeSpend(client, spend);
-      await client.query('COMMIT');
-      return [];
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    }
-  } finally {
-    client.release();
-  }
-}
-
-/** Runs baton_group_commit; its errors become the ones the SQLite store throws for the same bugs. */
-async function groupCommit(client: pg.PoolClient, call: pg.QueryConfig): Promise<string[]> {
-  try {
-    const { rows } = await client.query<{ lost: string[] }>(call);
+    const { rows } = await pool.query<{ lost: string[] }>({
+      ...GROUP_COMMIT,
+      values: [
+        fence.owner,
+        fence.leases.map((l) => l.workflowId),
+        fence.leases.map((l) => l.epoch),
+        before.map((st) => st.sql),
+        before.map((st) => st.rows),
+        workflows.json,
+        workflows.count,
+        nodes.json,
+        nodes.count,
+        journal.rows,
+        journal.appendIds,
+        journal.firstEvents,
+        notices.length === 0 ? null : notices,
+        after.map((st) => st.sql),
+        after.map((st) => st.rows),
+        after.map((st) => st.expect?.count ?? -1),
+        after.map((st) => st.expect?.missing ?? ''),
+      ],
+    });
     return rows[0]?.lost ?? [];
   } catch (err) {
+    // The function's own errors become the ones the SQLite store throws for the same bugs.
     const { code, message } = err as { code?: string; message: string };
     if (code === 'BT404') throw new NotFoundError(message);
     if (code === 'BT409') throw new Error(message);
@@ -143,89 +120,86 @@ function rowsOf(columns: readonly string[], values: unknown[][]): string {
   return JSON.stringify(values.map((v) => Object.fromEntries(columns.map((c, i) => [c, v[i]]))));
 }
 
-/** Inserts new workflows with their nodes and agent uses; `definitions` are their definitions' JSON texts. */
-export async function insertWorkflows(
-  tx: Tx,
+/** The statements creating workflows with their nodes and agent uses; `definitions`: their definitions' JSON. */
+export function newWorkflowStatements(
   created: readonly NewWorkflow[],
   definitions: readonly string[] = created.map((c) => JSON.stringify(c.workflow.definition)),
-): Promise<void> {
-  if (created.length === 0) return;
-  await tx.query(INSERT_WORKFLOWS, [
-    rowsOf(
-      WORKFLOW_COLUMN_LIST,
-      created.map((c, i) => workflowValues(c.workflow, definitions[i] as string)),
-    ),
-  ]);
+): RowsStatement[] {
+  if (created.length === 0) return [];
+  const statements: RowsStatement[] = [
+    {
+      sql: INSERT_WORKFLOWS,
+      rows: rowsOf(
+        WORKFLOW_COLUMN_LIST,
+        created.map((c, i) => workflowValues(c.workflow, definitions[i] as string)),
+      ),
+    },
+  ];
   const nodes = created.flatMap((c) => c.nodes.map((n) => nodeValues(n, c.workflow.tenantId)));
-  if (nodes.length > 0) await tx.query(INSERT_NODES, [rowsOf(NODE_COLUMN_LIST, nodes)]);
-  await insertAgentUses(
-    tx,
-    created.flatMap((c) => c.agentUses ?? []),
-  );
+  if (nodes.length > 0) statements.push({ sql: INSERT_NODES, rows: rowsOf(NODE_COLUMN_LIST, nodes) });
+  return [...statements, ...agentUseStatements(created.flatMap((c) => c.agentUses ?? []))];
 }
 
-async function writeReflections(
-  tx: Tx,
+function reflectionStatements(
   reflections: NonNullable<ChangeSet['reflections']>,
   outcomes: NonNullable<ChangeSet['reflectionOutcomes']>,
-): Promise<void> {
+): RowsStatement[] {
+  const statements: RowsStatement[] = [];
   if (reflections.length > 0) {
-    await tx.query(
-      `INSERT INTO reflections (id, workflow_id, tenant_id, node_id, node_name, attempt, timestamp, level, reason, error,
+    statements.push({
+      sql: `INSERT INTO reflections (id, workflow_id, tenant_id, node_id, node_name, attempt, timestamp, level, reason, error,
          resolution, success)
        SELECT * FROM json_to_recordset($1) AS r (id text, workflow_id text, tenant_id text, node_id text,
          node_name text, attempt int, timestamp bigint, level text, reason text, error text, resolution text,
          success smallint)`,
-      [
-        JSON.stringify(
-          reflections.map((r) => ({
-            id: r.id,
-            workflow_id: r.workflowId,
-            tenant_id: r.tenantId,
-            node_id: r.nodeId,
-            node_name: r.nodeName,
-            attempt: r.attempt,
-            timestamp: r.timestamp,
-            level: r.level,
-            reason: r.reason,
-            error: JSON.stringify({ code: r.error.code, message: r.error.message }),
-            resolution: JSON.stringify(r.resolution),
-            success: r.success === null ? null : r.success ? 1 : 0,
-          })),
-        ),
-      ],
-    );
+      rows: JSON.stringify(
+        reflections.map((r) => ({
+          id: r.id,
+          workflow_id: r.workflowId,
+          tenant_id: r.tenantId,
+          node_id: r.nodeId,
+          node_name: r.nodeName,
+          attempt: r.attempt,
+          timestamp: r.timestamp,
+          level: r.level,
+          reason: r.reason,
+          error: JSON.stringify({ code: r.error.code, message: r.error.message }),
+          resolution: JSON.stringify(r.resolution),
+          success: r.success === null ? null : r.success ? 1 : 0,
+        })),
+      ),
+    });
   }
   if (outcomes.length > 0) {
     const last = new Map(outcomes.map((o) => [o.id, o.success ? 1 : 0]));
-    const { rows } = await tx.query<{ id: string }>(
-      `UPDATE reflections r SET success = o.success
-         FROM (SELECT * FROM json_to_recordset($1) AS x (id text, success smallint) LIMIT $2) AS o
-        WHERE r.id = o.id RETURNING r.id`,
-      [JSON.stringify([...last].map(([id, success]) => ({ id, success }))), last.size],
-    );
-    // Like a node patch: an outcome for a missing entry is an engine bug, so fail the change set.
-    if (rows.length !== last.size) {
-      const found = new Set(rows.map((r) => r.id));
-      throw new NotFoundError(`reflection ${[...last.keys()].find((id) => !found.has(id))}`);
-    }
+    statements.push({
+      // LIMIT: the row count, for the planner (patches.ts says why); a number of ours, not data.
+      sql: `UPDATE reflections r SET success = o.success
+         FROM (SELECT * FROM json_to_recordset($1) AS x (id text, success smallint) LIMIT ${last.size}) AS o
+        WHERE r.id = o.id`,
+      rows: JSON.stringify([...last].map(([id, success]) => ({ id, success }))),
+      // Like a node patch: an outcome for a missing entry is an engine bug, so fail the change set.
+      expect: { count: last.size, missing: `reflection of one of ${[...last.keys()].join(', ')}` },
+    });
   }
+  return statements;
 }
 
-async function writeSpend(tx: Tx, spend: NonNullable<ChangeSet['tenantSpend']>): Promise<void> {
-  if (spend.length > 0) {
-    const byDay = new Map<string, { tenant_id: string; day: number; cost_usd: number }>();
-    for (const s of spend) {
-      const key = `${s.day}:${s.tenantId}`;
-      const row = byDay.get(key) ?? { tenant_id: s.tenantId, day: s.day, cost_usd: 0 };
-      row.cost_usd += s.costUsd;
-      byDay.set(key, row);
-    }
-    await tx.query(
-      `INSERT INTO tenant_spend_days (tenant_id, day, cost_usd)
+function spendStatements(spend: NonNullable<ChangeSet['tenantSpend']>): RowsStatement[] {
+  if (spend.length === 0) return [];
+  const byDay = new Map<string, { tenant_id: string; day: number; cost_usd: number }>();
+  for (const s of spend) {
+    const key = `${s.day}:${s.tenantId}`;
+    const row = byDay.get(key) ?? { tenant_id: s.tenantId, day: s.day, cost_usd: 0 };
+    row.cost_usd += s.costUsd;
+    byDay.set(key, row);
+  }
+  return [
+    {
+      sql: `INSERT INTO tenant_spend_days (tenant_id, day, cost_usd)
        SELECT * FROM json_to_recordset($1) AS s (tenant_id text, day int, cost_usd float8)
        ON CONFLICT (tenant_id, day) DO UPDATE SET cost_usd = tenant_spend_days.cost_usd + excluded.cost_usd`,
-      [JSON.stringify([...byDay.values()])],
-    );
-  }
+      rows: JSON.stringify([...byDay.values()]),
+    },
+  ];
 }

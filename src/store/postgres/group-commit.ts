@@ -5,11 +5,11 @@ import { writeChangeSets } from './change-writes.js';
 
 /**
  * Group commit on PostgreSQL (docs/design.md#storage). Change sets queued during one event-loop
- * turn — and all those queued while the previous batch was committing — are written in ONE
- * transaction with one statement per table (change-writes.ts), and each caller's promise settles
- * only after that COMMIT. One batch is in flight at a time, so an instance's commits land in the
- * order it made them. A batch that fails is replayed change set by change set, each in its own
- * transaction, so one bad change set fails only its own caller.
+ * turn — and all those queued while the previous batch was committing — are written by ONE
+ * statement, its own transaction (change-writes.ts: a call of baton_group_commit), and each
+ * caller's promise settles only once it committed. One batch is in flight at a time, so an
+ * instance's commits land in the order it made them. A batch that fails is replayed change set by
+ * change set, each in a statement of its own, so one bad change set fails only its own caller.
  *
  * A change set may be fenced: `fence` names the lease its run writes under, and the batch's
  * statement (baton_group_commit) writes nothing when any of those leases is no longer this
@@ -22,7 +22,7 @@ import { writeChangeSets } from './change-writes.js';
  */
 export interface PostgresCommitter {
   commit(changes: ChangeSet): Promise<void>;
-  /** Runs `work` in a transaction of its own, serialized with the batches (conditional updates, creates). */
+  /** Runs `work` in a transaction of its own, serialized with the batches (conditional updates, keyed creates). */
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /** Resolves once everything queued before the call has committed or failed. */
   drain(): Promise<void>;

@@ -17,7 +17,8 @@ import {
   type WorkflowRow,
 } from '../workflow-rows.js';
 import type { Tx } from './analytics-writes.js';
-import { insertWorkflows } from './change-writes.js';
+import { runStatements } from './analytics-writes.js';
+import { newWorkflowStatements } from './change-writes.js';
 import type { PostgresCommitter } from './group-commit.js';
 import { journalEvents, journalLastSeq, journalRequestsSent } from './journal.js';
 
@@ -97,29 +98,31 @@ export function createPostgresWorkflowStore(pool: pg.Pool, committer: PostgresCo
     async create(created, claim): Promise<CreateResult> {
       const { workflow } = created;
       const text = JSON.stringify(workflow.definition);
+      if (claim === undefined) {
+        // No key to take: the rows ride in the next group commit, one statement.
+        await committer.commit({ newWorkflows: [created] });
+        remember(workflow.id, workflow.definition, text.length);
+        return { kind: 'created', workflow };
+      }
       const outcome = await committer
         .transaction(async (tx): Promise<CreateResult | { kind: 'replayedId'; id: string }> => {
-          if (claim !== undefined) {
-            const existing = await liveKey(tx, workflow.tenantId, claim.key, claim.notBefore);
-            if (existing !== undefined) return keyAnswer(existing, claim.bodyHash);
-          }
-          await insertWorkflows(tx, [created], [text]);
-          if (claim !== undefined) {
-            // Takes the key, or replaces an expired one in place. A create racing on the same key
-            // waits here for the other's commit, then finds the key live: nothing of it is written.
-            const taken = await tx.query(
-              `INSERT INTO idempotency_keys (tenant_id, key, body_hash, workflow_id, created_at) VALUES ($1, $2, $3, $4, $5)
-               ON CONFLICT (tenant_id, key) DO UPDATE
-               SET body_hash = excluded.body_hash, workflow_id = excluded.workflow_id, created_at = excluded.created_at
-               WHERE idempotency_keys.created_at < $6`,
-              [workflow.tenantId, claim.key, claim.bodyHash, workflow.id, workflow.createdAt, claim.notBefore],
-            );
-            if (taken.rowCount !== 1) throw KEY_TAKEN;
-          }
+          const existing = await liveKey(tx, workflow.tenantId, claim.key, claim.notBefore);
+          if (existing !== undefined) return keyAnswer(existing, claim.bodyHash);
+          await runStatements(tx, newWorkflowStatements([created], [text]));
+          // Takes the key, or replaces an expired one in place. A create racing on the same key
+          // waits here for the other's commit, then finds the key live: nothing of it is written.
+          const taken = await tx.query(
+            `INSERT INTO idempotency_keys (tenant_id, key, body_hash, workflow_id, created_at) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (tenant_id, key) DO UPDATE
+             SET body_hash = excluded.body_hash, workflow_id = excluded.workflow_id, created_at = excluded.created_at
+             WHERE idempotency_keys.created_at < $6`,
+            [workflow.tenantId, claim.key, claim.bodyHash, workflow.id, workflow.createdAt, claim.notBefore],
+          );
+          if (taken.rowCount !== 1) throw KEY_TAKEN;
           return { kind: 'created', workflow };
         })
         .catch(async (err: unknown) => {
-          if (err !== KEY_TAKEN || claim === undefined) throw err;
+          if (err !== KEY_TAKEN) throw err;
           const existing = await liveKey(pool, workflow.tenantId, claim.key, claim.notBefore);
           if (existing === undefined) throw new Error(`idempotency key ${claim.key}: taken, then gone`);
           return keyAnswer(existing, claim.bodyHash);

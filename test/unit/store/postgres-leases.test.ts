@@ -53,7 +53,7 @@ const tenantsOf = (leases: readonly Lease[]) => leases.map((l) => l.tenantId);
 /** The group commit's fence alone (migrations/postgres/0022, nothing to write): the roots it finds lost. */
 async function lostUnder(client: pg.PoolClient, owner: string, leases: readonly Lease[]): Promise<string[]> {
   const { rows } = await client.query<{ lost: string[] }>(
-    "SELECT baton_group_commit($1, $2, $3, '[]', 0, '[]', 0, NULL, '{}', '{}', NULL) AS lost",
+    "SELECT baton_group_commit($1, $2, $3, '{}', '{}', '[]', 0, '[]', 0, NULL, '{}', '{}', NULL, '{}', '{}', '{}', '{}') AS lost",
     [owner, leases.map((l) => l.workflowId), leases.map((l) => l.epoch)],
   );
   return rows[0]?.lost ?? [];
