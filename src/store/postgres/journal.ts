@@ -1,5 +1,5 @@
 import type { WorkflowEvent } from '../../domain/events.js';
-import type { GenerationUsage, SpanRecord } from '../../domain/spans.js';
+import type { SpanRecord } from '../../domain/spans.js';
 import {
   checkAppendPoint,
   finishSpans,
@@ -145,18 +145,4 @@ export async function journalSpans(
   const byId = new Map<string, SpanRecord>();
   for (const row of rows) foldSpans(row, traceOf.get(row.workflow_id) as string, byId);
   return finishSpans(byId);
-}
-
-/** What each workflow's generation spans add up to, from the rows' usage columns (no span is read). */
-export async function journalUsage(tx: Tx, workflowIds: readonly string[]): Promise<GenerationUsage[]> {
-  if (workflowIds.length === 0) return [];
-  const { rows } = await tx.query<GenerationUsage>(
-    `SELECT workflow_id AS "workflowId", sum(calls) AS calls, sum(tokens_in) AS "tokensIn", sum(tokens_out) AS "tokensOut",
-            sum(cost_usd) AS "costUsd", sum(simulated_cost_usd) AS "simulatedCostUsd"
-       FROM journal WHERE workflow_id = ANY($1::text[]) GROUP BY workflow_id`,
-    [workflowIds],
-  );
-  // In the order asked, as the SQLite store answers.
-  const byId = new Map(rows.map((r) => [r.workflowId, r]));
-  return workflowIds.flatMap((id) => byId.get(id) ?? []);
 }

@@ -1,13 +1,13 @@
 import type pg from 'pg';
 import { ValidationError } from '../../domain/errors.js';
 import type { Page, TraceStore } from '../../domain/ports.js';
-import type { SpanWrite, TraceFilter, TraceSummary } from '../../domain/spans.js';
+import type { GenerationUsage, SpanWrite, TraceFilter, TraceSummary } from '../../domain/spans.js';
 import { draftJournalRows } from '../journal-codec.js';
 import { decodeKeyset, encodeKeyset } from '../keyset.js';
 import { type TraceRow, toSummary } from '../trace-rows.js';
 import type { Tx } from './analytics-writes.js';
 import type { PostgresCommitter } from './group-commit.js';
-import { appendJournal, journalSpans, journalUsage } from './journal.js';
+import { appendJournal, journalSpans } from './journal.js';
 
 /**
  * Trace reads on PostgreSQL, as on SQLite (src/store/sqlite/spans.repo.ts): spans are read back as
@@ -76,12 +76,24 @@ export function createPostgresTraceStore(pool: pg.Pool, committer: PostgresCommi
     },
 
     async generationUsage(tenantId, traceId) {
-      const root = await selectRoot(pool, tenantId, traceId);
-      if (root === undefined) return [];
-      return journalUsage(
-        pool,
-        (await selectTree(pool, root.id)).map((w) => w.id),
+      // One statement (every GET of a workflow asks): the trace's root, its tree, their sums; the
+      // root first, then its descendants in id (creation) order.
+      const { rows } = await pool.query<GenerationUsage>(
+        `WITH root AS (
+           SELECT id FROM workflows WHERE trace_id = $1 AND tenant_id = $2 AND parent_workflow_id IS NULL
+         ), tree AS (
+           SELECT id, 0 AS ord FROM root
+           UNION ALL
+           SELECT w.id, 1 FROM workflows w, root WHERE w.root_workflow_id = root.id AND w.parent_workflow_id IS NOT NULL
+         )
+         SELECT t.id AS "workflowId", sum(j.calls) AS calls, sum(j.tokens_in) AS "tokensIn",
+                sum(j.tokens_out) AS "tokensOut", sum(j.cost_usd) AS "costUsd",
+                sum(j.simulated_cost_usd) AS "simulatedCostUsd"
+           FROM tree t JOIN journal j ON j.workflow_id = t.id
+          GROUP BY t.id, t.ord ORDER BY t.ord, t.id`,
+        [traceId, tenantId],
       );
+      return rows;
     },
 
     async traces(tenantId, filter: TraceFilter, cursor, limit): Promise<Page<TraceSummary>> {
