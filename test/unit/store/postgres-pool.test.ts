@@ -5,7 +5,7 @@ import { openPostgresPool } from '../../../src/store/postgres/pool.js';
 import { freshPostgresDatabase } from '../../support/postgres-database.js';
 
 /**
- * The pool every PostgreSQL store uses: int8 read as numbers, and U+0000 (which PostgreSQL text
+ * The pool every PostgreSQL store uses: no JIT, int8 read as numbers, and U+0000 (which PostgreSQL text
  * cannot hold) refused as the client's input — a ValidationError, so a 400 — in a text parameter
  * or inside JSON text, through the pool and through a checked-out client alike.
  */
@@ -17,6 +17,13 @@ afterAll(async () => {
 });
 
 describe('the PostgreSQL pool', () => {
+  it('runs without JIT: a short statement whose rows the planner overestimates is not compiled', async () => {
+    // Measured: a workflow's usage read, estimated at 133 000 (jit_above_cost is 100 000), spent
+    // 10 ms compiling to run in 0.2 ms.
+    const { rows } = await pool.query('SHOW jit');
+    expect(rows[0]).toEqual({ jit: 'off' });
+  });
+
   it('reads BIGINT and numeric as numbers', async () => {
     const { rows } = await pool.query(
       'SELECT 1700000000000::bigint AS t, sum(x) AS s FROM (VALUES (2::bigint), (3)) v(x)',
