@@ -3,7 +3,13 @@ import { AllocationSchema } from '../domain/allocation.js';
 import type { NodeType } from '../domain/definition.js';
 import { type WorkflowDefinition, WorkflowDefinitionSchema } from '../domain/definition.js';
 import { type ErrorInfo, ErrorInfoSchema } from '../domain/errors.js';
-import { CHECKPOINT_STATES, type NodeRecord, type WorkflowRecord } from '../domain/records.js';
+import {
+  CHECKPOINT_STATES,
+  type NodePatch,
+  type NodeRecord,
+  type WorkflowPatch,
+  type WorkflowRecord,
+} from '../domain/records.js';
 import type { Status } from '../domain/status.js';
 import { COMPLEXITIES } from '../domain/task.js';
 
@@ -183,3 +189,36 @@ export function nodeValues(n: NodeRecord, tenantId: string): unknown[] {
     tenantId,
   ];
 }
+
+/** A field a patch may set, its column, and how its value is stored (both stores patch by these). */
+export interface PatchField<P> {
+  key: Exclude<keyof P, 'id'>;
+  column: string;
+  encode: (value: never) => unknown;
+}
+
+const asIs = (value: unknown): unknown => value;
+const asFlag = (value: boolean): number => (value ? 1 : 0);
+
+/** In this order: bit i of a PostgreSQL patch row's mask is field i (migrations/postgres/0022). */
+export const WORKFLOW_PATCH_FIELDS: ReadonlyArray<PatchField<WorkflowPatch>> = [
+  { key: 'status', column: 'status', encode: asIs },
+  { key: 'output', column: 'output', encode: toJson },
+  { key: 'error', column: 'error', encode: toJson },
+  { key: 'startedAt', column: 'started_at', encode: asIs },
+  { key: 'endedAt', column: 'ended_at', encode: asIs },
+  { key: 'cancelRequested', column: 'cancel_requested', encode: asFlag },
+  { key: 'checkpoint', column: 'checkpoint', encode: toJson },
+];
+
+/** In this order: bit i of a PostgreSQL patch row's mask is field i (migrations/postgres/0022). */
+export const NODE_PATCH_FIELDS: ReadonlyArray<PatchField<NodePatch>> = [
+  { key: 'status', column: 'status', encode: asIs },
+  { key: 'attempts', column: 'attempts', encode: asIs },
+  { key: 'output', column: 'output', encode: toJson },
+  { key: 'error', column: 'error', encode: toJson },
+  { key: 'startedAt', column: 'started_at', encode: asIs },
+  { key: 'endedAt', column: 'ended_at', encode: asIs },
+  { key: 'childWorkflowId', column: 'child_workflow_id', encode: asIs },
+  { key: 'cacheKeys', column: 'cache_keys', encode: toJson },
+];

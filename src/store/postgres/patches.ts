@@ -1,44 +1,14 @@
 import type { NodePatch, WorkflowPatch } from '../../domain/records.js';
-import { toJson } from '../workflow-rows.js';
+import { NODE_PATCH_FIELDS, type PatchField, WORKFLOW_PATCH_FIELDS } from '../workflow-rows.js';
 
 /**
  * Workflow and node patches, all of a group commit's as one JSON array of rows per table, which
  * baton_group_commit (migrations/postgres/0022) applies in one UPDATE each: every row carries a
- * bitmask `m` of the fields it sets — bit i is the i-th field below, the order of the function's
- * CASE columns — and a field left out keeps its value. Several patches of one row in a batch are
+ * bitmask `m` of the fields it sets — bit i is the i-th of the fields in workflow-rows.ts, the
+ * order of the function's CASE columns — and a field left out keeps its value. Several patches of one row in a batch are
  * merged first, in order (what applying them one after another does), since an UPDATE … FROM
  * applies at most one source row per target.
  */
-interface PatchField<P> {
-  key: Exclude<keyof P, 'id'>;
-  column: string;
-  encode: (value: never) => unknown;
-}
-
-const asIs = (value: unknown): unknown => value;
-const asFlag = (value: boolean): number => (value ? 1 : 0);
-
-const WORKFLOW_FIELDS: ReadonlyArray<PatchField<WorkflowPatch>> = [
-  { key: 'status', column: 'status', encode: asIs },
-  { key: 'output', column: 'output', encode: toJson },
-  { key: 'error', column: 'error', encode: toJson },
-  { key: 'startedAt', column: 'started_at', encode: asIs },
-  { key: 'endedAt', column: 'ended_at', encode: asIs },
-  { key: 'cancelRequested', column: 'cancel_requested', encode: asFlag },
-  { key: 'checkpoint', column: 'checkpoint', encode: toJson },
-];
-
-const NODE_FIELDS: ReadonlyArray<PatchField<NodePatch>> = [
-  { key: 'status', column: 'status', encode: asIs },
-  { key: 'attempts', column: 'attempts', encode: asIs },
-  { key: 'output', column: 'output', encode: toJson },
-  { key: 'error', column: 'error', encode: toJson },
-  { key: 'startedAt', column: 'started_at', encode: asIs },
-  { key: 'endedAt', column: 'ended_at', encode: asIs },
-  { key: 'childWorkflowId', column: 'child_workflow_id', encode: asIs },
-  { key: 'cacheKeys', column: 'cache_keys', encode: toJson },
-];
-
 /** Patch rows for baton_group_commit: a JSON array of them and its length. */
 export interface PatchRows {
   json: string;
@@ -82,7 +52,7 @@ function patchRows<P extends { id: string }>(
 /** Workflow patch rows; `taken` adds requests taken to roots (each row gets `taken`, 0 when none). */
 export function workflowPatchRows(patches: readonly WorkflowPatch[], taken: ReadonlyMap<string, number>): PatchRows {
   const extra = new Map([...taken].map(([id, count]) => [id, { taken: count }]));
-  return patchRows(WORKFLOW_FIELDS, patches, { taken: 0 }, extra);
+  return patchRows(WORKFLOW_PATCH_FIELDS, patches, { taken: 0 }, extra);
 }
 
-export const nodePatchRows = (patches: readonly NodePatch[]): PatchRows => patchRows(NODE_FIELDS, patches);
+export const nodePatchRows = (patches: readonly NodePatch[]): PatchRows => patchRows(NODE_PATCH_FIELDS, patches);

@@ -10,18 +10,20 @@ import type {
   WorkflowFilter,
   WorkflowStore,
 } from '../../domain/ports.js';
-import type { NodePatch, WorkflowPatch, WorkflowRecord } from '../../domain/records.js';
+import type { WorkflowRecord } from '../../domain/records.js';
 import { decodeKeyset, encodeKeyset } from '../keyset.js';
 import {
   type IdempotencyRow,
   NODE_COLUMNS,
+  NODE_PATCH_FIELDS,
   type NodeRow,
   nodeValues,
+  type PatchField,
   parseDefinition,
-  toJson,
   toNode,
   toWorkflow,
   WORKFLOW_COLUMNS,
+  WORKFLOW_PATCH_FIELDS,
   WORKFLOW_READ_COLUMNS,
   type WorkflowRow,
   workflowValues,
@@ -36,36 +38,6 @@ import { createMetricsRows } from './metrics.repo.js';
 import { createReflectionRequestRows } from './reflection-requests.js';
 import { createReflectionsRepo } from './reflections.repo.js';
 import { createToolAnalyticsRows } from './tool-analytics.repo.js';
-
-interface PatchField<P> {
-  key: Exclude<keyof P, 'id'>;
-  column: string;
-  encode: (value: never) => unknown;
-}
-
-const asIs = (value: unknown): unknown => value;
-const asFlag = (value: boolean): number => (value ? 1 : 0);
-
-const WORKFLOW_PATCH_FIELDS: ReadonlyArray<PatchField<WorkflowPatch>> = [
-  { key: 'status', column: 'status', encode: asIs },
-  { key: 'output', column: 'output', encode: toJson },
-  { key: 'error', column: 'error', encode: toJson },
-  { key: 'startedAt', column: 'started_at', encode: asIs },
-  { key: 'endedAt', column: 'ended_at', encode: asIs },
-  { key: 'cancelRequested', column: 'cancel_requested', encode: asFlag },
-  { key: 'checkpoint', column: 'checkpoint', encode: toJson },
-];
-
-const NODE_PATCH_FIELDS: ReadonlyArray<PatchField<NodePatch>> = [
-  { key: 'status', column: 'status', encode: asIs },
-  { key: 'attempts', column: 'attempts', encode: asIs },
-  { key: 'output', column: 'output', encode: toJson },
-  { key: 'error', column: 'error', encode: toJson },
-  { key: 'startedAt', column: 'started_at', encode: asIs },
-  { key: 'endedAt', column: 'ended_at', encode: asIs },
-  { key: 'childWorkflowId', column: 'child_workflow_id', encode: asIs },
-  { key: 'cacheKeys', column: 'cache_keys', encode: toJson },
-];
 
 /**
  * Updates only the fields a patch sets. One prepared statement per distinct field set, keyed by a
