@@ -197,18 +197,15 @@ export class RunModelGateway implements ModelGateway {
       response = await callWithRetry(
         async () => {
           if (services.isStopping()) throw shuttingDownError();
-          // The request is recorded as taken (durably: maxLlmCalls holds across a crash) before
-          // the slot wait, not while holding a slot: a slot waits on the model alone. A call that
-          // then does not go out (a stop, a cancel, a money refusal) stays counted: the budget
-          // errs on the side of fewer requests, never more.
-          await claim.send();
           await services.llmSlots.acquire(signal, this.tenantId);
           try {
-            // The service may have begun to stop while this call waited for its slot: it must not start.
+            // The service may have begun to stop while this call waited for its slot: it must not start
+            // (its claim is given back by the finally below).
             if (services.isStopping()) throw shuttingDownError();
-            // Money last, right before sending.
+            // Money last, right before sending: a refusal here gives the claim back (the finally below).
             const reservation = await this.reserveSpend(model, request);
             try {
+              await claim.send();
               requests++;
               const answer = await model.client.complete(request, { signal });
               reservation?.settle(services.models.costUsd(model.id, answer.usage));
