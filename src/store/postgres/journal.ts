@@ -64,26 +64,12 @@ export function journalArguments(drafts: readonly JournalDraft[]): JournalArgume
 }
 
 /**
- * Appends the drafts (in order) outside a group commit (span ends written when a run is taken
- * over), after checking in one query that every workflow given events exists and that its events
- * come after the ones stored. Engine bugs otherwise: the whole change set fails.
+ * Appends span writes outside a group commit: the span ends a run taken over gets for what its
+ * dead execution left open (traces.ts). They carry no events, so there is no append point to check.
  */
-export async function appendJournal(tx: Tx, drafts: readonly JournalDraft[]): Promise<void> {
+export async function appendSpanWrites(tx: Tx, drafts: readonly JournalDraft[]): Promise<void> {
   if (drafts.length === 0) return;
-  const withEvents = [...new Set(drafts.filter((d) => d.lastEvent !== null).map((d) => d.workflowId))];
-  if (withEvents.length > 0) {
-    const { rows } = await tx.query<{ id: string; last: number | null }>(
-      `SELECT w.id, (SELECT max(j.last_event) FROM journal j WHERE j.workflow_id = w.id) AS last
-         FROM workflows w WHERE w.id = ANY($1::text[])`,
-      [withEvents],
-    );
-    const last = new Map<string, number | null>(rows.map((r) => [r.id, r.last]));
-    for (const d of drafts) {
-      if (d.lastEvent === null) continue;
-      checkAppendPoint(d, last.has(d.workflowId), last.get(d.workflowId) ?? null);
-      last.set(d.workflowId, d.lastEvent);
-    }
-  }
+  if (drafts.some((d) => d.lastEvent !== null)) throw new Error('events go through the group commit');
   await tx.query(
     `INSERT INTO journal (workflow_id, tenant_id, last_event, events, spans, calls, tokens_in, tokens_out, cost_usd,
        simulated_cost_usd)

@@ -7,7 +7,7 @@ import { decodeKeyset, encodeKeyset } from '../keyset.js';
 import { type TraceRow, toSummary } from '../trace-rows.js';
 import type { Tx } from './analytics-writes.js';
 import type { PostgresCommitter } from './group-commit.js';
-import { appendJournal, journalSpans } from './journal.js';
+import { appendSpanWrites, journalSpans } from './journal.js';
 
 /**
  * Trace reads on PostgreSQL, as on SQLite (src/store/sqlite/spans.repo.ts): spans are read back as
@@ -68,7 +68,7 @@ export function createPostgresTraceStore(pool: pg.Pool, committer: PostgresCommi
             endedAt: Math.max(at, span.startedAt),
             status: 'interrupted',
           }));
-        await appendJournal(tx, draftJournalRows({ spans: ends }));
+        await appendSpanWrites(tx, draftJournalRows({ spans: ends }));
         return ends.length;
       });
     },
