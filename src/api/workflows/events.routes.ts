@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import { AppError, ValidationError } from '../../domain/errors.js';
 import type { WorkflowEvent } from '../../domain/events.js';
+import type { WorkflowRecord } from '../../domain/records.js';
 import { isTerminal } from '../../domain/status.js';
 import { ownedWorkflow } from '../http/owned-workflow.js';
 import { EventPageSchema, EventsQuerySchema, errorResponses, IdParamsSchema } from '../http/schemas.js';
@@ -63,11 +64,12 @@ async function stream(
   deps: EventRouteDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-  workflowId: string,
+  workflow: WorkflowRecord,
   after: number,
   open: Set<() => void>,
   releaseSlot: () => void,
 ): Promise<void> {
+  const workflowId = workflow.id;
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
@@ -136,8 +138,13 @@ async function stream(
     buffered.sort((a, b) => a.seq - b.seq);
     for (const event of buffered.splice(0)) send(event);
     if (closed) return;
-    const workflow = await deps.store.getById(workflowId);
-    if (workflow && isTerminal(workflow.status)) {
+    // Finished when the route read it: the backlog read since holds every event, workflowEnd or not.
+    if (isTerminal(workflow.status)) return finish();
+    // Running then, and read from the start: its end comes as a workflowEnd event (its terminal
+    // commit carries one), so no second read. A resumed stream may start past that event.
+    if (after === 0) return;
+    const now = await deps.store.getById(workflowId);
+    if (now && isTerminal(now.status)) {
       // Anything committed before the terminal status is readable now; send it, then close.
       await readBacklog();
       finish();
@@ -189,12 +196,12 @@ export async function eventRoutes(app: FastifyInstance, opts: { deps: EventRoute
     },
     async (request, reply) => {
       const { id } = request.params;
-      await ownedWorkflow(deps.store, request.tenantId, id);
+      const workflow = await ownedWorkflow(deps.store, request.tenantId, id);
 
       if ((request.headers.accept ?? '').includes('text/event-stream')) {
         const after = resumePoint(request, request.query.after);
         const releaseSlot = slots.take(request.tenantId);
-        await stream(deps, request, reply, id, after, open, releaseSlot);
+        await stream(deps, request, reply, workflow, after, open, releaseSlot);
         return reply;
       }
 

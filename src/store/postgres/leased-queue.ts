@@ -1,9 +1,8 @@
 import type { LeaseStats, RunningPlace, RunSignals, WorkQueue } from '../../domain/ports.js';
-import type { LeaseBook } from './leases.js';
+import { type LeaseBook, WORK_CHANNEL } from './leases.js';
 import type { HeldLeases } from './run-leases.js';
 import type { Wakeups } from './wakeups.js';
 
-export const WORK_CHANNEL = 'baton_work';
 export const CANCEL_CHANNEL = 'baton_cancel';
 /** Kept under PostgreSQL's 8000-byte payload limit; longer id lists go out in several notifications. */
 const MAX_IDS_PER_NOTICE = 150;
@@ -37,8 +36,8 @@ export interface LeasedWorkQueue extends WorkQueue {
  * lease. Claims take roots whose lease is free or past its time (fewest live leases per tenant
  * first, capped per tenant across instances, leases.ts), as many as there is room for, and hand
  * them to the local queue for a running place. Every instance claims when told of new work
- * (NOTIFY on submit, release, decision), when it reaps expired leases (every lease/2) and, idle,
- * once a second. One heartbeat renews all of this instance's leases; a lease it does not renew (or
+ * (NOTIFY on release, decision, and on submit when the instance that took it has no room), when it
+ * reaps expired leases (every lease/2) and, idle, once a second. One heartbeat renews all of this instance's leases; a lease it does not renew (or
  * a write the fence refuses) is lost: the executor stops that tree at once and writes nothing
  * more. A run ending gives its lease back (parked when it waits for a person).
  */
@@ -104,8 +103,12 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
           held.add(lease);
           local.enqueue(lease.workflowId, lease.tenantId);
         }
-        // A full claim may have left more behind.
-        if (leases.length === room) claimWanted = true;
+        // A full claim may have left more behind: for this instance's next claim, and for others
+        // with room (a submission here announces nothing while this instance has room).
+        if (leases.length === room) {
+          claimWanted = true;
+          if (waiting > 0) announceWork();
+        }
       } while (claimWanted && delivering);
     })()
       .catch((err) => report(err))
@@ -145,10 +148,8 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
       again.delete(workflowId);
       const at = resumeAt.get(workflowId);
       resumeAt.delete(workflowId);
-      if (held.remove(workflowId, lease)) {
-        await book.release(lease, at).catch((err) => report(err, { workflowId }));
-        announceWork();
-      }
+      // The release itself sends the work notice (a parked run's job wakes it when it is due).
+      if (held.remove(workflowId, lease)) await book.release(lease, at).catch((err) => report(err, { workflowId }));
       // A place is free: worth a claim while roots wait (its tenant's cap may have held one back).
       claimSoon(false);
     }
@@ -201,7 +202,9 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
       if (held.has(workflowId)) again.add(workflowId);
       else {
         claimSoon();
-        announceWork();
+        // With room here, this instance's own claim takes it (or a tenant's cap holds it back
+        // everywhere, until a release's notice): the others need telling only when it cannot.
+        if (!delivering || held.size >= concurrency) announceWork();
       }
     },
 
@@ -260,13 +263,11 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
       await claiming;
       // Claimed but never started (the local queue stopped first): given back now, so another
       // instance takes them at once rather than when their lease runs out.
-      let given = 0;
+      // Each release sends its work notice.
       for (const lease of [...held.values()]) {
         if (settling.has(lease.workflowId) || !held.remove(lease.workflowId, lease)) continue;
         await book.release(lease).catch((err) => report(err, { workflowId: lease.workflowId }));
-        given += 1;
       }
-      if (given > 0) announceWork();
       for (const timer of timers) clearInterval(timer);
       timers = [];
       for (const off of unsubscribe) off();

@@ -7,6 +7,9 @@ import { RESUME_TASK } from './background-jobs.js';
  * epoch of its claim, so an instance that lost the lease (paused, partitioned, presumed dead) has
  * its late writes refused. Database time only: `now()` decides expiry, never an instance's clock.
  */
+/** Work notices: a root became claimable (its payload: the sender, which ignores its own). */
+export const WORK_CHANNEL = 'baton_work';
+
 export interface Lease {
   workflowId: string;
   tenantId: string;
@@ -68,8 +71,8 @@ export interface LeaseBook {
    */
   heartbeat(): Promise<Set<string>>;
   /**
-   * Gives a run up (it ended, or waits for a person: then it is parked); false when the lease was
-   * already lost. With `resumeAt` (epoch ms) the run waits until then: it is parked, and in the same
+   * Gives a run up (it ended, or waits for a person: then it is parked) and, in the same statement,
+   * sends a work notice on WORK_CHANNEL; false when the lease was already lost (and nothing sent). With `resumeAt` (epoch ms) the run waits until then: it is parked, and in the same
    * statement a background job (background-jobs.ts) is queued to unpark it at that time.
    */
   release(lease: Lease, resumeAt?: number): Promise<boolean>;
@@ -146,11 +149,15 @@ export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): Lease
         );
         return rowCount === 1;
       }
+      // The work notice rides on the release (delivered with its COMMIT): one round trip, not two.
       const { rowCount } = await pool.query(
-        `UPDATE workflows SET lease_owner = NULL, lease_until = NULL,
-                parked = CASE WHEN ${WAITS_FOR_DECISION} THEN 1 ELSE 0 END
-          WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3`,
-        [lease.workflowId, owner, lease.epoch],
+        `WITH released AS (
+           UPDATE workflows SET lease_owner = NULL, lease_until = NULL,
+                  parked = CASE WHEN ${WAITS_FOR_DECISION} THEN 1 ELSE 0 END
+            WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3 RETURNING id
+         )
+         SELECT pg_notify($4, $2) FROM released`,
+        [lease.workflowId, owner, lease.epoch, WORK_CHANNEL],
       );
       return rowCount === 1;
     },
