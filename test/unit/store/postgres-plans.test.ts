@@ -60,4 +60,56 @@ describe('PostgreSQL: the group commit keeps index plans', () => {
     const { rows } = await pool.query<{ attempts: number }>("SELECT attempts FROM nodes WHERE id = 'nd_020000'");
     expect(rows[0]?.attempts).toBe(3);
   });
+
+  /**
+   * The claim ranks claimable roots by tenant. Its plan read every root ever run in tenant order
+   * (workflows_roots_by_tenant, filtering out the finished ones): a claim cost grew with the
+   * table's history. Here 20 000 finished roots surround 3 to claim: a claim may read the
+   * unfinished roots' index entries, not the history's. Planned cold (the session's plan made over
+   * an empty table) and planned on fresh statistics.
+   */
+  it.each([
+    ['planned when the table was empty', false],
+    ['planned on fresh statistics', true],
+  ])('claims without reading the finished roots (%s)', async (_label, analyze) => {
+    const db = await freshPostgresDatabase();
+    cleanups.push(db.drop);
+    const pool = openPostgresPool({ connectionString: db.url, max: 2 });
+    cleanups.push(() => pool.end());
+    await migratePostgres(pool);
+    await pool.query('ALTER TABLE workflows SET (autovacuum_enabled = false, toast.autovacuum_enabled = false)');
+    const insertRoots = (from: number, to: number, status: string, tenant: string) =>
+      pool.query(
+        `INSERT INTO workflows (id, tenant_id, name, status, root_workflow_id, trace_id, definition, created_at)
+         SELECT 'wf_' || $3 || lpad(i::text, 6, '0'), $4, 'w', $3, 'wf_' || $3 || lpad(i::text, 6, '0'),
+                'tr_' || $3 || i, '{}', i
+           FROM generate_series($1::int, $2::int) AS i`,
+        [from, to, status, tenant],
+      );
+    const session = new pg.Client(db.url);
+    await session.connect();
+    cleanups.push(() => session.end());
+    const claim = () => session.query("SELECT ids FROM baton_claim('me', 10, 100, 15000)");
+    // Past the plan cache's five custom plans, over an empty table.
+    for (let i = 0; i < 8; i++) await claim();
+    for (const [n, tenant] of [...Array(20).keys()].map((k) => [k, `t${k % 4}`] as const)) {
+      await insertRoots(n * 1000 + 1, n * 1000 + 1000, 'completed', tenant);
+    }
+    await insertRoots(1, 3, 'idle', 't1');
+    if (analyze) await session.query('ANALYZE workflows');
+    const tuplesRead = async () => {
+      await session.query('SELECT pg_stat_force_next_flush()');
+      const { rows } = await session.query<{ n: string }>(
+        `SELECT coalesce(sum(idx_tup_read), 0) + (SELECT coalesce(seq_tup_read, 0) FROM pg_stat_user_tables
+                 WHERE relname = 'workflows') AS n
+           FROM pg_stat_user_indexes WHERE relname = 'workflows'`,
+      );
+      return Number(rows[0]?.n);
+    };
+    const before = await tuplesRead();
+    const { rows } = await claim();
+    const read = (await tuplesRead()) - before;
+    expect(rows[0]?.ids).toEqual(['wf_idle000001', 'wf_idle000002', 'wf_idle000003']);
+    expect(read).toBeLessThan(100);
+  });
 });
