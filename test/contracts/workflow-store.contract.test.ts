@@ -153,6 +153,19 @@ describe.each(ADAPTERS)('WorkflowStore contract: $name', (adapter) => {
       expect(await fx.store.getById(workflow.id)).toMatchObject({ status: 'idle' });
     });
 
+    it('rejects span writes of an unknown workflow and keeps none of the change set', async () => {
+      const { workflow } = newWorkflow();
+      await fx.store.create({ workflow, nodes: [] });
+      const attempt = fx.store.commit({
+        workflows: [{ id: workflow.id, status: 'running' }],
+        spans: [
+          { op: 'end', workflowId: 'wf_missing', tenantId: workflow.tenantId, spanId: 'sp_x', endedAt: 1, status: 'ok' },
+        ],
+      });
+      await expect(attempt).rejects.toThrow();
+      expect(await fx.store.getById(workflow.id)).toMatchObject({ status: 'idle' });
+    });
+
     it('commits concurrent change sets of one turn together and fails only the bad one', async () => {
       const a = newWorkflow();
       const b = newWorkflow();

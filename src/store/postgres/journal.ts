@@ -9,6 +9,7 @@ import {
   type JournalRow,
 } from '../journal-codec.js';
 import type { Tx } from './analytics-writes.js';
+import { prepared } from './prepared.js';
 
 /**
  * The journal on PostgreSQL (migrations/postgres/0003): the same rows as the SQLite journal — one
@@ -38,9 +39,13 @@ function journalRows(drafts: readonly JournalDraft[]): string {
 export interface JournalArguments {
   /** The rows, or null when there are none. */
   rows: string | null;
-  /** Each workflow the drafts give events, with the first seq of them: the function's append check. */
+  /**
+   * Each workflow the drafts name, with the first seq of the events they give it (null for span
+   * writes alone): the function's append check, which also makes sure each exists (the journal has
+   * no foreign key, migrations/postgres/0025).
+   */
   appendIds: string[];
-  firstEvents: number[];
+  firstEvents: Array<number | null>;
 }
 
 /**
@@ -50,9 +55,17 @@ export interface JournalArguments {
 export function journalArguments(drafts: readonly JournalDraft[]): JournalArguments {
   const last = new Map<string, number>();
   const appendIds: string[] = [];
-  const firstEvents: number[] = [];
+  const firstEvents: Array<number | null> = [];
+  const named = new Set<string>();
   for (const d of drafts) {
-    if (d.lastEvent === null) continue;
+    if (d.lastEvent === null) {
+      if (!named.has(d.workflowId) && !last.has(d.workflowId)) {
+        named.add(d.workflowId);
+        appendIds.push(d.workflowId);
+        firstEvents.push(null);
+      }
+      continue;
+    }
     const before = last.get(d.workflowId);
     if (before === undefined) {
       appendIds.push(d.workflowId);
@@ -89,9 +102,11 @@ export async function journalEvents(
   const out: WorkflowEvent[] = [];
   // Rows are read a page at a time: a row holds a commit's events, so `limit` rows always suffice.
   const { rows } = await tx.query<JournalRow>(
-    `SELECT workflow_id, tenant_id, events, NULL AS spans FROM journal
-      WHERE workflow_id = $1 AND last_event > $2 ORDER BY seq LIMIT $3`,
-    [workflowId, after, limit],
+    prepared(
+      `SELECT workflow_id, tenant_id, events, NULL AS spans FROM journal
+        WHERE workflow_id = $1 AND last_event > $2 ORDER BY seq LIMIT $3`,
+      [workflowId, after, limit],
+    ),
   );
   for (const row of rows) if (foldEvents(row, after, limit, out)) break;
   return out;
@@ -99,8 +114,7 @@ export async function journalEvents(
 
 export async function journalLastSeq(tx: Tx, workflowId: string): Promise<number> {
   const { rows } = await tx.query<{ last: number | null }>(
-    'SELECT max(last_event) AS last FROM journal WHERE workflow_id = $1',
-    [workflowId],
+    prepared('SELECT max(last_event) AS last FROM journal WHERE workflow_id = $1', [workflowId]),
   );
   return rows[0]?.last ?? 0;
 }
@@ -124,9 +138,11 @@ export async function journalSpans(
   if (workflows.length === 0) return [];
   const traceOf = new Map(workflows.map((w) => [w.id, w.traceId]));
   const { rows } = await tx.query<JournalRow>(
-    `SELECT workflow_id, tenant_id, NULL AS events, spans FROM journal
-      WHERE workflow_id = ANY($1::text[]) AND spans IS NOT NULL ORDER BY seq`,
-    [[...traceOf.keys()]],
+    prepared(
+      `SELECT workflow_id, tenant_id, NULL AS events, spans FROM journal
+        WHERE workflow_id = ANY($1::text[]) AND spans IS NOT NULL ORDER BY seq`,
+      [[...traceOf.keys()]],
+    ),
   );
   const byId = new Map<string, SpanRecord>();
   for (const row of rows) foldSpans(row, traceOf.get(row.workflow_id) as string, byId);

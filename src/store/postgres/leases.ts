@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { RESUME_TASK } from './background-jobs.js';
+import { prepared } from './prepared.js';
 
 /**
  * Run ownership over PostgreSQL (migrations/postgres/0002_leases.sql): an instance runs a root
@@ -112,12 +113,14 @@ export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): Lease
 
     async claimOne(workflowId) {
       const { rows } = await pool.query<{ id: string; tenant_id: string; lease_epoch: string }>(
-        `UPDATE workflows w
+        prepared(
+          `UPDATE workflows w
             SET lease_owner = $1, lease_epoch = w.lease_epoch + 1,
                 lease_until = now() + $3 * interval '1 millisecond'
           WHERE w.id = (SELECT c.id FROM workflows c WHERE c.id = $2 AND ${claimable('c')} FOR UPDATE SKIP LOCKED)
           RETURNING w.id, w.tenant_id, w.lease_epoch`,
-        [owner, workflowId, leaseMs],
+          [owner, workflowId, leaseMs],
+        ),
       );
       const row = rows[0];
       return row && { workflowId: row.id, tenantId: row.tenant_id, epoch: Number(row.lease_epoch), untouched: false };
@@ -127,9 +130,11 @@ export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): Lease
       // A lease past its time that no one took (nor reaped) is still this instance's: the epoch,
       // not the clock, is what fences a write, so a late heartbeat costs nothing when no one waited.
       const { rows } = await pool.query<{ id: string }>(
-        `UPDATE workflows SET lease_until = now() + $2 * interval '1 millisecond'
-          WHERE lease_owner = $1 RETURNING id`,
-        [owner, leaseMs],
+        prepared(
+          `UPDATE workflows SET lease_until = now() + $2 * interval '1 millisecond'
+            WHERE lease_owner = $1 RETURNING id`,
+          [owner, leaseMs],
+        ),
       );
       return new Set(rows.map((r) => r.id));
     },
@@ -137,7 +142,8 @@ export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): Lease
     async release(lease, resumeAt) {
       if (resumeAt !== undefined) {
         const { rowCount } = await pool.query(
-          `WITH released AS (
+          prepared(
+            `WITH released AS (
              UPDATE workflows SET lease_owner = NULL, lease_until = NULL, parked = 1
               WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3 RETURNING id
            )
@@ -145,27 +151,33 @@ export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): Lease
                     run_at := to_timestamp($5::double precision / 1000), max_attempts := 5,
                     job_key := 'resume:' || id)
              FROM released`,
-          [lease.workflowId, owner, lease.epoch, RESUME_TASK, resumeAt],
+            [lease.workflowId, owner, lease.epoch, RESUME_TASK, resumeAt],
+          ),
         );
         return rowCount === 1;
       }
       // The work notice rides on the release (delivered with its COMMIT): one round trip, not two.
       const { rowCount } = await pool.query(
-        `WITH released AS (
+        prepared(
+          `WITH released AS (
            UPDATE workflows SET lease_owner = NULL, lease_until = NULL,
                   parked = CASE WHEN ${WAITS_FOR_DECISION} THEN 1 ELSE 0 END
             WHERE id = $1 AND lease_owner = $2 AND lease_epoch = $3 RETURNING id
          )
          SELECT pg_notify($4, $2) FROM released`,
-        [lease.workflowId, owner, lease.epoch, WORK_CHANNEL],
+          [lease.workflowId, owner, lease.epoch, WORK_CHANNEL],
+        ),
       );
       return rowCount === 1;
     },
 
     async reap() {
       const { rows } = await pool.query<{ id: string }>(
-        `UPDATE workflows SET lease_owner = NULL, lease_until = NULL
-          WHERE lease_owner IS NOT NULL AND lease_until <= now() RETURNING id`,
+        prepared(
+          `UPDATE workflows SET lease_owner = NULL, lease_until = NULL
+            WHERE lease_owner IS NOT NULL AND lease_until <= now() RETURNING id`,
+          [],
+        ),
       );
       return rows.map((r) => r.id);
     },

@@ -8,6 +8,7 @@ import { type TraceRow, toSummary } from '../trace-rows.js';
 import type { Tx } from './analytics-writes.js';
 import type { PostgresCommitter } from './group-commit.js';
 import { appendSpanWrites, journalSpans } from './journal.js';
+import { prepared } from './prepared.js';
 
 /**
  * Trace reads on PostgreSQL, as on SQLite (src/store/sqlite/spans.repo.ts): spans are read back as
@@ -86,7 +87,8 @@ export function createPostgresTraceStore(pool: pg.Pool, committer: PostgresCommi
       // sums by key lookups (LATERAL: a join would let the planner scan the whole journal); the
       // root first, then its descendants in id (creation) order.
       const { rows } = await pool.query<GenerationUsage>(
-        `WITH root AS (
+        prepared(
+          `WITH root AS (
            SELECT id FROM (${ROOTS_OF_TRACE}) r WHERE r.tenant_id = $2
          ), tree AS (
            SELECT id, 0 AS ord FROM root
@@ -101,7 +103,8 @@ export function createPostgresTraceStore(pool: pg.Pool, committer: PostgresCommi
                FROM journal j WHERE j.workflow_id = t.id
            ) u
           WHERE u.n > 0 ORDER BY t.ord, t.id`,
-        [traceId, tenantId],
+          [traceId, tenantId],
+        ),
       );
       return rows;
     },

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { prepared } from './prepared.js';
 
 /**
  * Wake-ups between instances over LISTEN/NOTIFY: one dedicated connection per instance listens on
@@ -92,7 +93,7 @@ export function createWakeups(pool: pg.Pool, options: WakeupOptions): Wakeups {
     },
     async notify(channel, payload) {
       if (!CHANNEL.test(channel)) throw new Error(`not a channel name: ${channel}`);
-      await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+      await pool.query(prepared('SELECT pg_notify($1, $2)', [channel, payload]));
     },
     async close() {
       closed = true;

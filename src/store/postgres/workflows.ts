@@ -21,6 +21,7 @@ import { runStatements } from './analytics-writes.js';
 import { newWorkflowStatements } from './change-writes.js';
 import type { PostgresCommitter } from './group-commit.js';
 import { journalEvents, journalLastSeq, journalRequestsSent } from './journal.js';
+import { prepared } from './prepared.js';
 
 /**
  * The WorkflowStore on PostgreSQL: the SQLite store's rows and answers (the contract suites in
@@ -69,8 +70,7 @@ export function createPostgresWorkflowStore(pool: pg.Pool, committer: PostgresCo
     const missing = rows.filter((r) => !definitions.has(r.id)).map((r) => r.id);
     if (missing.length > 0) {
       const { rows: texts } = await pool.query<{ id: string; definition: string }>(
-        'SELECT id, definition FROM workflows WHERE id = ANY($1::text[])',
-        [missing],
+        prepared('SELECT id, definition FROM workflows WHERE id = ANY($1::text[])', [missing]),
       );
       for (const t of texts) remember(t.id, parseDefinition(t.definition), t.definition.length);
     }
@@ -82,11 +82,15 @@ export function createPostgresWorkflowStore(pool: pg.Pool, committer: PostgresCo
   }
   const toRecord = async (row: WorkflowRow): Promise<WorkflowRecord> => (await toRecords([row]))[0] as WorkflowRecord;
 
-  async function selectWorkflows(where: string, params: unknown[], tail = 'ORDER BY id'): Promise<WorkflowRecord[]> {
-    const { rows } = await pool.query<WorkflowRow>(
-      `SELECT ${WORKFLOW_READ_COLUMNS} FROM workflows WHERE ${where} ${tail}`,
-      params,
-    );
+  /** `fixed`: the text is one of the code's own, not built per call, so it is kept prepared. */
+  async function selectWorkflows(
+    where: string,
+    params: unknown[],
+    tail = 'ORDER BY id',
+    fixed = true,
+  ): Promise<WorkflowRecord[]> {
+    const text = `SELECT ${WORKFLOW_READ_COLUMNS} FROM workflows WHERE ${where} ${tail}`;
+    const { rows } = await pool.query<WorkflowRow>(fixed ? prepared(text, params) : { text, values: params });
     return toRecords(rows);
   }
 
@@ -159,7 +163,12 @@ export function createPostgresWorkflowStore(pool: pg.Pool, committer: PostgresCo
       }
       // One extra row tells whether another page exists without a count query.
       params.push(limit + 1);
-      const rows = await selectWorkflows(conditions.join(' AND '), params, `ORDER BY id DESC LIMIT $${params.length}`);
+      const rows = await selectWorkflows(
+        conditions.join(' AND '),
+        params,
+        `ORDER BY id DESC LIMIT $${params.length}`,
+        false,
+      );
       const hasMore = rows.length > limit;
       const items = hasMore ? rows.slice(0, limit) : rows;
       const last = items.at(-1);
@@ -168,8 +177,7 @@ export function createPostgresWorkflowStore(pool: pg.Pool, committer: PostgresCo
 
     async nodes(workflowId) {
       const { rows } = await pool.query<NodeRow>(
-        `SELECT ${NODE_COLUMNS} FROM nodes WHERE workflow_id = $1 ORDER BY id`,
-        [workflowId],
+        prepared(`SELECT ${NODE_COLUMNS} FROM nodes WHERE workflow_id = $1 ORDER BY id`, [workflowId]),
       );
       return rows.map(toNode);
     },

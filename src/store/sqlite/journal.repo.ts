@@ -65,6 +65,7 @@ export function createJournalRepo(db: Db): JournalRepo {
     `SELECT (SELECT 1 FROM workflows WHERE id = ?) AS known,
             (${LAST_EVENT}) AS last`,
   );
+  const selectKnown = db.prepare<[string], number>('SELECT 1 FROM workflows WHERE id = ?').pluck();
   const selectRequestsSent = db
     .prepare<[string], number | null>(
       `SELECT sum(e.value ->> '$[4].requests') FROM journal j, json_each(j.events) e
@@ -77,7 +78,7 @@ export function createJournalRepo(db: Db): JournalRepo {
         if (d.lastEvent !== null) {
           const point = selectAppendPoint.get(d.workflowId, d.workflowId);
           checkAppendPoint(d, point?.known === 1, point?.last ?? null);
-        }
+        } else checkAppendPoint(d, selectKnown.get(d.workflowId) === 1, null);
         const u = d.usage;
         insert.run(
           d.workflowId,
