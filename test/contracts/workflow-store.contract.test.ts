@@ -159,7 +159,14 @@ describe.each(ADAPTERS)('WorkflowStore contract: $name', (adapter) => {
       const attempt = fx.store.commit({
         workflows: [{ id: workflow.id, status: 'running' }],
         spans: [
-          { op: 'end', workflowId: 'wf_missing', tenantId: workflow.tenantId, spanId: 'sp_x', endedAt: 1, status: 'ok' },
+          {
+            op: 'end',
+            workflowId: 'wf_missing',
+            tenantId: workflow.tenantId,
+            spanId: 'sp_x',
+            endedAt: 1,
+            status: 'ok',
+          },
         ],
       });
       await expect(attempt).rejects.toThrow();
@@ -199,6 +206,14 @@ describe.each(ADAPTERS)('WorkflowStore contract: $name', (adapter) => {
       expect((await fx.store.events(workflow.id, 2, 2)).map((e) => e.seq)).toEqual([3, 4]);
       expect(await fx.store.events(workflow.id, 5, 10)).toEqual([]);
       expect(await fx.store.lastSeq(workflow.id)).toBe(5);
+    });
+
+    it('reads back text that JSON escapes as it was written', async () => {
+      const { workflow } = newWorkflow();
+      await fx.store.create({ workflow, nodes: [] });
+      const node = 'quote " backslash \\ slash / tab \t newline \n \u2028 \u0001 é 🎉 \\u0000';
+      await fx.store.commit({ events: [event(workflow.id, 1, { node })] });
+      expect(await fx.store.events(workflow.id, 0, 10)).toEqual([event(workflow.id, 1, { node })]);
     });
 
     it('stores each event with its tenant', async () => {

@@ -17,22 +17,26 @@ import { prepared } from './prepared.js';
  * a commit of many steps is one INSERT, and reads fold a workflow's rows in `seq` order.
  */
 
-/** The drafts as the JSON rows json_to_recordset reads into the journal's columns. */
+/**
+ * The drafts as the JSON rows json_to_recordset reads into the journal's columns. Events and span
+ * writes are JSON text already: they go in as JSON, not as JSON strings, so neither side escapes
+ * and unescapes them again (json_to_recordset hands a text column a nested array's text verbatim).
+ */
 function journalRows(drafts: readonly JournalDraft[]): string {
-  return JSON.stringify(
-    drafts.map((d) => ({
+  const rows = drafts.map((d) => {
+    const scalars = JSON.stringify({
       workflow_id: d.workflowId,
       tenant_id: d.tenantId,
       last_event: d.lastEvent,
-      events: d.events,
-      spans: d.spans,
       calls: d.usage?.calls ?? 0,
       tokens_in: d.usage?.tokensIn ?? 0,
       tokens_out: d.usage?.tokensOut ?? 0,
       cost_usd: d.usage?.costUsd ?? 0,
       simulated_cost_usd: d.usage?.simulatedCostUsd ?? 0,
-    })),
-  );
+    });
+    return `${scalars.slice(0, -1)},"events":${d.events ?? 'null'},"spans":${d.spans ?? 'null'}}`;
+  });
+  return `[${rows.join(',')}]`;
 }
 
 /** The journal's part of a baton_group_commit call (migrations/postgres/0022). */
