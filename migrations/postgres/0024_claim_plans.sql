@@ -9,6 +9,14 @@ DROP INDEX workflows_claimable;
 
 -- The two hot functions look every row up by key (or walk the index above): a plan per call
 -- bought nothing and cost a fifth of the group commit's server time (measured over the 10-step
--- job: 1 044 → 860 µs per call). The session's generic plan serves every call.
+-- job: 1 044 → 860 µs per call), so the session's generic plan serves every call. That plan is
+-- made once, often over tables still small: joins by hash or merge are then off, so a batch's ids
+-- meet their rows by key at any table size (a generic plan made cold hashed a bitmap scan of a
+-- whole workflows index: 20 000 tuples read per commit; test/unit/store/postgres-plans.test.ts).
 ALTER FUNCTION baton_group_commit SET plan_cache_mode = force_generic_plan;
+ALTER FUNCTION baton_group_commit SET enable_hashjoin = off;
+ALTER FUNCTION baton_group_commit SET enable_mergejoin = off;
 ALTER FUNCTION baton_claim SET plan_cache_mode = force_generic_plan;
+ALTER FUNCTION baton_claim SET enable_hashjoin = off;
+ALTER FUNCTION baton_claim SET enable_mergejoin = off;
+ALTER FUNCTION baton_claim SET enable_bitmapscan = off;
