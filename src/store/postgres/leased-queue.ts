@@ -6,6 +6,8 @@ import type { Wakeups } from './wakeups.js';
 export const CANCEL_CHANNEL = 'baton_cancel';
 /** Kept under PostgreSQL's 8000-byte payload limit; longer id lists go out in several notifications. */
 const MAX_IDS_PER_NOTICE = 150;
+/** Own submissions a claim prefers, at most (older ones are still claimed, by whoever has room). */
+const MAX_SUBMITTED = 4096;
 
 export interface LeasedQueueOptions {
   /** Running places and their fairness on this instance (the in-process queue). */
@@ -61,6 +63,11 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
    * here then claims only while roots wait (behind a tenant's cap, say), not after every run.
    */
   let mayFind = true;
+  /** The next claim fills all the room (set by news), else takes `submitted` and `placesFreed`. */
+  let claimAll = true;
+  let placesFreed = 0;
+  /** Roots this instance accepted (or was told to run again) that no claim of its own took yet. */
+  const submitted = new Set<string>();
   let noticeQueued = false;
   let timers: NodeJS.Timeout[] = [];
   let poll: NodeJS.Timeout | undefined;
@@ -82,9 +89,17 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
     signals?.lost(rootWorkflowId);
   }
 
-  /** Claims when something may wait; `news`: this instance just heard of work. */
-  function claimSoon(news = true): void {
-    if (news) mayFind = true;
+  /**
+   * Claims when something may wait. `news`: this instance heard of work (a notice, a reap, the
+   * poll): the claim may fill all its room. `own`: it accepted a submission: the claim takes its
+   * own submissions first and no more than their number, so the roots go where the load balancer
+   * sent them, not to whichever instance claims first. `release`: a place came free here: one root.
+   * `pending`: what was asked for while a claim ran.
+   */
+  function claimSoon(reason: 'news' | 'own' | 'release' | 'pending' = 'news'): void {
+    if (reason === 'release') placesFreed += 1;
+    else if (reason !== 'pending') mayFind = true;
+    if (reason === 'news') claimAll = true;
     if (!delivering || !mayFind) return;
     if (claiming) {
       claimWanted = true;
@@ -95,7 +110,14 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
         claimWanted = false;
         const room = concurrency - held.size;
         if (room <= 0) return;
-        const { leases, waiting } = await book.claim(room);
+        const preferred = [...submitted];
+        const limit = claimAll ? room : Math.min(room, preferred.length + placesFreed);
+        claimAll = false;
+        placesFreed = 0;
+        if (limit <= 0) continue;
+        const { leases, waiting } = await book.claim(limit, preferred);
+        // Claimed here or not (another instance's, or behind a cap), they are no longer news.
+        for (const id of preferred) submitted.delete(id);
         // Work heard of while this claim ran sets it again (the claim may have missed it).
         if (!claimWanted) mayFind = waiting > 0;
         stats.claims += leases.length;
@@ -105,6 +127,7 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
         }
         // A full claim may have left more behind: for this instance's next claim, and for others
         // with room (a submission here announces nothing while this instance has room).
+        if (leases.length === room && waiting > 0) claimAll = true;
         if (leases.length === room) {
           claimWanted = true;
           if (waiting > 0) announceWork();
@@ -114,7 +137,7 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
       .catch((err) => report(err))
       .finally(() => {
         claiming = undefined;
-        if (claimWanted) claimSoon(false);
+        if (claimWanted) claimSoon('pending');
       });
   }
 
@@ -151,7 +174,7 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
       // The release itself sends the work notice (a parked run's job wakes it when it is due).
       if (held.remove(workflowId, lease)) await book.release(lease, at).catch((err) => report(err, { workflowId }));
       // A place is free: worth a claim while roots wait (its tenant's cap may have held one back).
-      claimSoon(false);
+      claimSoon('release');
     }
   }
 
@@ -201,7 +224,9 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
       // The row is durable already: the enqueue only tells whoever has room (this instance first).
       if (held.has(workflowId)) again.add(workflowId);
       else {
-        claimSoon();
+        if (submitted.size >= MAX_SUBMITTED) submitted.delete(submitted.values().next().value as string);
+        submitted.add(workflowId);
+        claimSoon('own');
         // With room here, this instance's own claim takes it (or a tenant's cap holds it back
         // everywhere, until a release's notice): the others need telling only when it cannot.
         if (!delivering || held.size >= concurrency) announceWork();

@@ -60,7 +60,8 @@ export interface Claimed {
 }
 
 export interface LeaseBook {
-  claim(limit: number): Promise<Claimed>;
+  /** `prefer`: roots to take first when they are claimable (this instance's own submissions). */
+  claim(limit: number, prefer?: readonly string[]): Promise<Claimed>;
   /**
    * Claims one given root now, outside the tenant cap (a cancel settled on the instance that took
    * it); undefined when another instance holds it live or it is not to run.
@@ -84,14 +85,15 @@ export interface LeaseBook {
 export function createLeaseBook(pool: pg.Pool, options: LeaseBookOptions): LeaseBook {
   const { owner, leaseMs, maxPerTenant } = options;
   return {
-    async claim(limit) {
+    async claim(limit, prefer = []) {
       if (limit <= 0) return { leases: [], waiting: 0 };
       // One round trip: the function takes the claims' advisory lock, then claims
-      // (migrations/postgres/0023 says how the per-tenant cap holds across instances).
+      // (migrations/postgres/0023 says how the per-tenant cap holds across instances, 0026 how
+      // `prefer` orders the claim).
       const { rows } = await pool.query<ClaimRow>({
         name: 'baton_claim',
-        text: 'SELECT ids, tenant_ids, epochs, afters, created, untouched, waiting FROM baton_claim($1, $2, $3, $4)',
-        values: [owner, limit, maxPerTenant, leaseMs],
+        text: 'SELECT ids, tenant_ids, epochs, afters, created, untouched, waiting FROM baton_claim($1, $2, $3, $4, $5)',
+        values: [owner, limit, maxPerTenant, leaseMs, prefer],
       });
       const row = rows[0] as ClaimRow;
       const claimed = row.ids.map((id, i) => ({

@@ -71,6 +71,21 @@ describe('PostgreSQL leases', () => {
     expect(tenantsOf(await leasesOf(a, 4))).toEqual(['small', 'other', 'big', 'small']);
   });
 
+  it('take the roots a claim prefers first, never past a tenant cap', async () => {
+    const [older, , mine] = await roots('t', 3);
+    const [other] = await roots('u', 1);
+    const a = book('instance-a', 2);
+    // Its own submission before the older roots of every tenant, its tenant's third under a cap of two.
+    const own = await a.claim(1, [mine as string]);
+    expect(own.leases.map((l) => l.workflowId)).toEqual([mine]);
+    // 't' holds one of its two places: the preferred one takes it, 'u' comes along (started first:
+    // the fewer live leases), and the third root of 't' waits behind the cap.
+    const b = book('instance-b', 2);
+    const rest = await b.claim(3, [older as string, 'wf_t_missing']);
+    expect(rest.leases.map((l) => l.workflowId)).toEqual([other, older]);
+    expect(rest.waiting).toBe(1);
+  });
+
   it('say how many claimable roots a claim left, past its limit or a tenant cap', async () => {
     await roots('t', 3);
     await roots('u', 3);
