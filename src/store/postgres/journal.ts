@@ -60,11 +60,12 @@ export function journalArguments(drafts: readonly JournalDraft[]): JournalArgume
   const last = new Map<string, number>();
   const appendIds: string[] = [];
   const firstEvents: Array<number | null> = [];
-  const named = new Set<string>();
+  /** Workflows given span writes alone so far: checked for existence once. */
+  const spansOnly = new Set<string>();
   for (const d of drafts) {
     if (d.lastEvent === null) {
-      if (!named.has(d.workflowId) && !last.has(d.workflowId)) {
-        named.add(d.workflowId);
+      if (!spansOnly.has(d.workflowId) && !last.has(d.workflowId)) {
+        spansOnly.add(d.workflowId);
         appendIds.push(d.workflowId);
         firstEvents.push(null);
       }

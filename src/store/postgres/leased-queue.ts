@@ -39,7 +39,8 @@ export interface LeasedWorkQueue extends WorkQueue {
  * first, capped per tenant across instances, leases.ts), as many as there is room for, and hand
  * them to the local queue for a running place. Every instance claims when told of new work
  * (NOTIFY on release, decision, and on submit when the instance that took it has no room), when it
- * reaps expired leases (every lease/2) and, idle, once a second. One heartbeat renews all of this instance's leases; a lease it does not renew (or
+ * reaps expired leases (every lease/2) and, idle, once a second. One heartbeat renews all of this
+ * instance's leases; a lease it does not renew (or
  * a write the fence refuses) is lost: the executor stops that tree at once and writes nothing
  * more. A run ending gives its lease back (parked when it waits for a person).
  */
@@ -127,10 +128,12 @@ export function createLeasedWorkQueue(options: LeasedQueueOptions): LeasedWorkQu
         }
         // A full claim may have left more behind: for this instance's next claim, and for others
         // with room (a submission here announces nothing while this instance has room).
-        if (leases.length === room && waiting > 0) claimAll = true;
         if (leases.length === room) {
           claimWanted = true;
-          if (waiting > 0) announceWork();
+          if (waiting > 0) {
+            claimAll = true;
+            announceWork();
+          }
         }
       } while (claimWanted && delivering);
     })()

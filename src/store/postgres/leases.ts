@@ -2,15 +2,15 @@ import type pg from 'pg';
 import { RESUME_TASK } from './background-jobs.js';
 import { prepared } from './prepared.js';
 
+/** Work notices: a root became claimable (its payload: the sender, which ignores its own). */
+export const WORK_CHANNEL = 'baton_work';
+
 /**
  * Run ownership over PostgreSQL (migrations/postgres/0002_leases.sql): an instance runs a root
  * workflow only while it holds the row's lease, and every write it makes for the run carries the
  * epoch of its claim, so an instance that lost the lease (paused, partitioned, presumed dead) has
  * its late writes refused. Database time only: `now()` decides expiry, never an instance's clock.
  */
-/** Work notices: a root became claimable (its payload: the sender, which ignores its own). */
-export const WORK_CHANNEL = 'baton_work';
-
 export interface Lease {
   workflowId: string;
   tenantId: string;
@@ -74,8 +74,9 @@ export interface LeaseBook {
   heartbeat(): Promise<Set<string>>;
   /**
    * Gives a run up (it ended, or waits for a person: then it is parked) and, in the same statement,
-   * sends a work notice on WORK_CHANNEL; false when the lease was already lost (and nothing sent). With `resumeAt` (epoch ms) the run waits until then: it is parked, and in the same
-   * statement a background job (background-jobs.ts) is queued to unpark it at that time.
+   * sends a work notice on WORK_CHANNEL; false when the lease was already lost (and nothing sent).
+   * With `resumeAt` (epoch ms) the run waits until then: it is parked, and in the same statement a
+   * background job (background-jobs.ts) is queued to unpark it at that time (no notice).
    */
   release(lease: Lease, resumeAt?: number): Promise<boolean>;
   /** Clears leases past their time (any owner); returns the ids, for the wake-up and the metrics. */
